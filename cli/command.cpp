@@ -1,0 +1,153 @@
+// Subcommand registry, option parsing and error reporting shared by all subcommands.
+#include "cli/command.h"
+
+#include <iostream>
+
+#include "core/notation.h"
+
+namespace kalah::cli {
+namespace po = boost::program_options;
+
+namespace {
+std::vector<Command>& registry() {
+    static std::vector<Command> r;
+    return r;
+}
+}  // namespace
+
+RegisterCommand::RegisterCommand(Command c) { registry().push_back(c); }
+const std::vector<Command>& commands() { return registry(); }
+
+int fail(const std::string& cmd, const std::string& message) {
+    std::cerr << "kalah " << cmd << ": " << message << "\n";
+    return kExitBadInput;
+}
+
+bool parse_options(const std::string& cmd, const std::string& usage,
+                   po::options_description& opts, const std::vector<std::string>& args,
+                   po::variables_map& vm) {
+    opts.add_options()("help,h", "show this help");
+    po::store(po::command_line_parser(args).options(opts).run(), vm);
+    if (vm.count("help")) {
+        std::cout << "usage: kalah " << cmd << " " << usage << "\n\n" << opts << "\n";
+        return false;
+    }
+    po::notify(vm);
+    return true;
+}
+
+int guarded(const std::string& cmd, int (*body)(const std::vector<std::string>&),
+            const std::vector<std::string>& args) {
+    try {
+        return body(args);
+    } catch (const po::error& e) {
+        return fail(cmd, e.what());
+    } catch (const InputError& e) {
+        return fail(cmd, e.what());
+    } catch (const std::invalid_argument& e) {
+        return fail(cmd, e.what());
+    } catch (const std::exception& e) {
+        std::cerr << "kalah " << cmd << ": error: " << e.what() << "\n";
+        return 1;
+    }
+}
+
+std::string json_string(const std::string& s) {
+    std::string out = "\"";
+    for (char c : s) {
+        switch (c) {
+            case '"': out += "\\\""; break;
+            case '\\': out += "\\\\"; break;
+            case '\n': out += "\\n"; break;
+            case '\t': out += "\\t"; break;
+            default:
+                if (static_cast<unsigned char>(c) < 0x20) {
+                    char buf[8];
+                    std::snprintf(buf, sizeof buf, "\\u%04x", c);
+                    out += buf;
+                } else {
+                    out += c;
+                }
+        }
+    }
+    return out + "\"";
+}
+
+}  // namespace kalah::cli
+
+namespace kalah::cli {
+
+void add_game_options(po::options_description& opts, bool with_moves) {
+    opts.add_options()
+        ("pits", po::value<int>(), "pits per side m (1..6); with --seeds, the start position")
+        ("seeds", po::value<int>(), "seeds per pit n at the start")
+        ("position", po::value<std::string>(), "position 'A1,..,Am/B1,..,Bm/storeA,storeB/side'")
+        ("rule", po::value<std::string>()->default_value("standard"), "capture rule: standard or empty-capture");
+    if (with_moves)
+        opts.add_options()("moves", po::value<std::string>()->default_value(""),
+                           "moves to play first, e.g. \"A3+ A6 B2\"");
+}
+
+Board game_from_options(const po::variables_map& vm, Rule& rule, std::vector<PlayedMove>* played) {
+    rule = parse_rule(vm["rule"].as<std::string>());
+    Board b;
+    if (vm.count("position")) {
+        if (vm.count("pits") || vm.count("seeds"))
+            throw InputError("give either --position or --pits/--seeds, not both");
+        b = parse_position(vm["position"].as<std::string>());
+    } else {
+        int m = vm.count("pits") ? vm["pits"].as<int>() : 6;
+        int n = vm.count("seeds") ? vm["seeds"].as<int>() : 4;
+        if (vm.count("pits") != vm.count("seeds"))
+            throw InputError("--pits and --seeds go together");
+        if (m < 1 || m > kMaxPits) throw InputError("--pits must be 1..6, not " + std::to_string(m));
+        if (n < 1) throw InputError("--seeds must be at least 1, not " + std::to_string(n));
+        if (2L * m * n > kMaxSeeds)
+            throw InputError("Kalah(" + std::to_string(m) + "," + std::to_string(n) + ") has " +
+                             std::to_string(2L * m * n) + " seeds; at most " +
+                             std::to_string(kMaxSeeds) + " are supported");
+        b = Board::start(m, n);
+    }
+    if (vm.count("moves")) {
+        auto moves = replay(b, vm["moves"].as<std::string>(), rule);
+        if (played) *played = std::move(moves);
+    }
+    return b;
+}
+
+int final_store(const Board& b, Side s) {
+    int row = 0;
+    for (int i = 0; i < b.pits(); ++i) row += b.pit(s, i);
+    return b.store(s) + row;
+}
+
+std::string draw_board(const Board& b) {
+    const int m = b.pits();
+    auto cell = [](int v) {
+        std::string t = std::to_string(v);
+        return std::string(t.size() < 3 ? 3 - t.size() : 0, ' ') + t + " ";
+    };
+    auto label = [](char side, int i) {
+        std::string t = std::string(1, side) + std::to_string(i);
+        return " " + t + "  ";
+    };
+    std::string out = "        ";
+    for (int i = m; i >= 1; --i) out += label('B', i);
+    out += "\n        ";
+    for (int i = m - 1; i >= 0; --i) out += cell(b.pit(Side::North, i)) + " ";
+    out += "\n  " + cell(b.store(Side::North)) + std::string(5 * m + 2, ' ') +
+           cell(b.store(Side::South)) + "\n        ";
+    for (int i = 0; i < m; ++i) out += cell(b.pit(Side::South, i)) + " ";
+    out += "\n        ";
+    for (int i = 1; i <= m; ++i) out += label('A', i);
+    out += "\n";
+    if (b.over()) {
+        int a = final_store(b, Side::South), n = final_store(b, Side::North);
+        out += "  game over: A " + std::to_string(a) + " - B " + std::to_string(n) + "\n";
+    } else {
+        out += std::string("  ") + (b.to_move() == Side::South ? "A" : "B") + " to move\n";
+    }
+    return out;
+}
+
+}  // namespace kalah::cli

@@ -1,0 +1,46 @@
+// Runs the built `kalah` binary with arguments and captures stdout, stderr and exit status.
+#pragma once
+
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+struct CliResult {
+    int status = -1;
+    std::string out;
+    std::string err;
+};
+
+inline std::string slurp_file(const std::string& path) {
+    std::ifstream in(path);
+    std::stringstream ss;
+    ss << in.rdbuf();
+    return ss.str();
+}
+
+// `args` is appended to the binary path as shell words; stdin may be fed from `input`.
+inline CliResult run_kalah(const std::string& args, const std::string& input = "") {
+    static int counter = 0;
+    std::string base = "/tmp/kalah_cli_test_" + std::to_string(::getpid()) + "_" +
+                       std::to_string(counter++);
+    std::string in_path = base + ".in";
+    {
+        std::ofstream in(in_path);
+        in << input;
+    }
+    std::string cmd = std::string(KALAH_BIN) + " " + args + " <" + in_path + " >" + base +
+                      ".out 2>" + base + ".err";
+    int raw = std::system(cmd.c_str());
+    CliResult r;
+    r.status = WIFEXITED(raw) ? WEXITSTATUS(raw) : -1;
+    r.out = slurp_file(base + ".out");
+    r.err = slurp_file(base + ".err");
+    std::remove(in_path.c_str());
+    std::remove((base + ".out").c_str());
+    std::remove((base + ".err").c_str());
+    return r;
+}
