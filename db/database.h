@@ -1,0 +1,33 @@
+// Endgame database probe interface: exact pit values for every position with <= K seeds.
+#pragma once
+
+#include <cstddef>
+#include <memory>
+#include <string>
+
+#include "core/board.h"
+
+namespace kalah::db {
+
+// A set of layer files for one m and one capture rule (see db/format.h for the files).
+// Thread-safe for concurrent probes.
+class Database {
+public:
+    virtual ~Database() = default;
+    // Opens the layers 0..K found in dir for (m, rule), K the largest complete run.
+    // memory_bytes bounds what is held in memory (resident layers plus block cache).
+    // Returns nullptr and sets *why when there is no usable database.
+    static std::unique_ptr<Database> open(const std::string& dir, int m, Rule rule,
+                                          size_t memory_bytes, std::string* why);
+
+    virtual int pits() const = 0;
+    virtual Rule rule() const = 0;
+    virtual int max_seeds() const = 0;  // K: every position with seeds_in_pits() <= K is held
+    // Exact value of the pits of b from the mover's view (mover's final store minus the
+    // opponent's, counting only seeds now in pits; stores ignored). Requires
+    // b.seeds_in_pits() <= max_seeds() and b.pits() == pits(). Positions where a row is
+    // empty are valid too (value = own row - opp row after the sweep).
+    virtual int probe(const Board& b) const = 0;
+};
+
+}  // namespace kalah::db

@@ -1,0 +1,66 @@
+// Exact Kalah solver: MTD(f) over fail-soft null-window alpha-beta with an exact TT.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/board.h"
+#include "core/notation.h"
+
+namespace kalah::db {
+class Database;
+}
+
+namespace kalah {
+
+struct SolverOptions {
+    size_t tt_mb = 4096;                // transposition table size in MiB
+    int threads = 1;                    // search threads (issue 5)
+    const db::Database* db = nullptr;   // probed for positions with <= db->max_seeds() seeds
+    std::optional<int> guess;           // first MTD(f) guess (pits value, mover's view)
+    // Called after every MTD(f) pass (for progress on stderr); may be empty.
+    std::function<void(const std::string&)> progress;
+};
+
+struct SolverStats {
+    uint64_t nodes = 0;
+    double seconds = 0;
+};
+
+// A move's exact value (South's final margin, stores included) after perfect play.
+struct MoveValue {
+    int pit;      // mover's pit, 0-based
+    int value;    // South's final margin after this move and perfect play
+    std::string text;  // notation, e.g. "A3+"
+};
+
+class Solver {
+public:
+    Solver(int m, Rule rule, SolverOptions opts = {});
+    ~Solver();
+    Solver(const Solver&) = delete;
+    Solver& operator=(const Solver&) = delete;
+
+    // Exact value of the pits of b, mover's view: mover's final store minus opponent's,
+    // counting only seeds now in pits. 0 for a finished game. Driven by MTD(f).
+    int pits_value(const Board& b);
+    // Exact value of the position as South's final margin, stores included.
+    int value(const Board& b);
+    // Every legal move with its exact value (South's margin), in pit order.
+    std::vector<MoveValue> move_values(const Board& b);
+    // A principal variation from b to the end of the game (a best move at every turn).
+    std::vector<PlayedMove> principal_variation(const Board& b);
+
+    const SolverStats& stats() const;  // accumulated over all calls
+    void clear();                      // empty the TT and reset stats
+
+private:
+    struct Impl;
+    std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace kalah
