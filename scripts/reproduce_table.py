@@ -1,0 +1,186 @@
+#!/usr/bin/env python3
+"""Solves every Kalah(m,n), m <= 6, n <= 6, under both rules and writes results/table.{md,csv}.
+
+Each cell runs `kalah solve ... --json` with a time budget; a cell over budget is recorded as
+unfinished (empty value). Kalah(6,6) is attempted only when --budget-66 is given. Endgame
+databases are built first (or reused) per (m, rule) with `kalah build-db`.
+
+Usage: scripts/reproduce_table.py [--kalah build/kalah] [--budget 600] [--budget-66 SECONDS]
+                                  [--db-dir kalah-db] [--threads N] [--only M,N,...]
+Needs python3 (standard library only); the plot needs gnuplot (scripts/plot_table.sh).
+"""
+import argparse
+import csv
+import datetime
+import json
+import os
+import platform
+import subprocess
+import sys
+import time
+
+# Published values (../shared/reference-values.md). empty-capture: Irving, Donkers & Uiterwijk
+# 2000, Tables 9/10 (exact margins for m >= 4, W/L/D for m <= 3), Kalah(6,6) Rawlings 2015.
+# standard: Rawlings 2015 / CMancala.
+PUBLISHED = {
+    "empty-capture": {
+        (1, 1): "D", (1, 2): "L", (1, 3): "W", (1, 4): "L", (1, 5): "W", (1, 6): "D",
+        (2, 1): "W", (2, 2): "L", (2, 3): "L", (2, 4): "L", (2, 5): "W", (2, 6): "W",
+        (3, 1): "D", (3, 2): "W", (3, 3): "W", (3, 4): "W", (3, 5): "W", (3, 6): "L",
+        (4, 1): 2, (4, 2): 6, (4, 3): 8, (4, 4): 2, (4, 5): 2, (4, 6): 0,
+        (5, 1): 0, (5, 2): 0, (5, 3): 8, (5, 4): 12, (5, 5): 2, (5, 6): 2,
+        (6, 1): 2, (6, 2): 10, (6, 3): 2, (6, 4): 10, (6, 5): 12, (6, 6): 2,
+    },
+    "standard": {(6, 3): 2, (6, 4): 8, (6, 5): 10, (4, 3): 6},
+}
+RULES = ["standard", "empty-capture"]
+
+
+def wld(v):
+    return "W" if v > 0 else ("L" if v < 0 else "D")
+
+
+def check(rule, m, n, value):
+    pub = PUBLISHED[rule].get((m, n))
+    if pub is None:
+        return "not published"
+    if value is None:
+        return "unfinished"
+    if isinstance(pub, str):
+        return "match" if wld(value) == pub else "differs"
+    return "match" if value == pub else "differs"
+
+
+def cpu_model():
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or "unknown"
+
+
+def run(cmd, timeout=None):
+    return subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
+
+
+def db_seeds(m):
+    # Largest database layer per m: small boards take it all, 6 pits a size that builds in
+    # minutes on a 2-core machine (see results/db.md).
+    return {1: 12, 2: 16, 3: 20, 4: 20, 5: 20, 6: 20}[m]
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--kalah", default="build/kalah")
+    ap.add_argument("--budget", type=float, default=600, help="seconds per cell (default 600)")
+    ap.add_argument("--budget-66", type=float, default=0,
+                    help="seconds for Kalah(6,6) per rule; 0 (default) skips it as unfinished")
+    ap.add_argument("--db-dir", default="kalah-db")
+    ap.add_argument("--no-db", action="store_true", help="solve without endgame databases")
+    ap.add_argument("--threads", type=int, default=os.cpu_count() or 1)
+    ap.add_argument("--tt-mb", type=int, default=8192)
+    ap.add_argument("--only", default="", help="comma list of m values to run (default all)")
+    ap.add_argument("--out", default="results")
+    args = ap.parse_args()
+
+    if not os.access(args.kalah, os.X_OK):
+        sys.exit(f"reproduce_table: no kalah binary at {args.kalah} (run scripts/setup.sh)")
+    version = run([args.kalah, "--version"]).stdout.strip()
+    machine = f"{os.cpu_count()} cores, {cpu_model()}"
+    date = datetime.date.today().isoformat()
+    only = {int(x) for x in args.only.split(",") if x}
+    rows = []
+    for rule in RULES:
+        for m in range(1, 7):
+            if only and m not in only:
+                continue
+            db_args, db_size = [], 0
+            if not args.no_db:
+                k = db_seeds(m)
+                t0 = time.time()
+                b = run([args.kalah, "build-db", "--pits", str(m), "--rule", rule,
+                         "--max-seeds", str(k), "--dir", args.db_dir,
+                         "--threads", str(args.threads)])
+                if b.returncode != 0:
+                    sys.exit(f"reproduce_table: build-db m={m} {rule} failed: {b.stderr.strip()}")
+                print(f"database m={m} {rule} to {k} seeds ready ({time.time() - t0:.0f} s)",
+                      file=sys.stderr)
+                db_args = ["--db", args.db_dir]
+                db_size = k
+            for n in range(1, 7):
+                budget = args.budget_66 if (m, n) == (6, 6) else args.budget
+                row = {"pits": m, "seeds": n, "rule": rule, "value": "", "result": "",
+                       "best": "", "nodes": "", "seconds": "", "threads": args.threads,
+                       "db_seeds": db_size, "date": date, "machine": machine,
+                       "version": version}
+                value = None
+                if budget > 0:
+                    cmd = [args.kalah, "solve", "--pits", str(m), "--seeds", str(n), "--rule", rule,
+                           "--json", "--threads", str(args.threads), "--tt-mb", str(args.tt_mb)]
+                    t0 = time.time()
+                    try:
+                        r = run(cmd + db_args, timeout=budget)
+                        if r.returncode != 0:
+                            sys.exit(f"reproduce_table: {' '.join(cmd)} failed: {r.stderr.strip()}")
+                        j = json.loads(r.stdout)
+                        value = j["value"]
+                        row.update(value=value, result=j["result"], best=j["best"],
+                                   nodes=j["nodes"], seconds=round(j["seconds"], 3))
+                    except subprocess.TimeoutExpired:
+                        row.update(seconds=f">{budget:.0f}")
+                    print(f"Kalah({m},{n}) {rule}: {row['value'] if value is not None else 'unfinished'}"
+                          f" ({time.time() - t0:.1f} s)", file=sys.stderr)
+                row["published"] = check(rule, m, n, value)
+                rows.append(row)
+
+    os.makedirs(args.out, exist_ok=True)
+    fields = ["pits", "seeds", "rule", "value", "result", "best", "nodes", "seconds", "threads",
+              "db_seeds", "date", "machine", "version", "published"]
+    csv_path = os.path.join(args.out, "table.csv")
+    with open(csv_path + ".tmp", "w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=fields)
+        w.writeheader()
+        w.writerows(rows)
+    os.replace(csv_path + ".tmp", csv_path)
+
+    md_path = os.path.join(args.out, "table.md")
+    with open(md_path + ".tmp", "w") as f:
+        f.write(f"# Kalah(m,n) values, reproduced {date}\n\n")
+        f.write(f"Machine: {machine}. Solver: {version}. Command: `scripts/reproduce_table.py "
+                f"{' '.join(sys.argv[1:])}`.\n")
+        f.write("Value = South's final margin under perfect play; `*` marks a cell that differs "
+                "from the published value, `?` a cell not published, `-` unfinished.\n\n")
+        for rule in RULES:
+            cells = {(r["pits"], r["seeds"]): r for r in rows if r["rule"] == rule}
+            if not cells:
+                continue
+            f.write(f"## Rule `{rule}`\n\n| m \\ n | 1 | 2 | 3 | 4 | 5 | 6 |\n|---|---|---|---|---|---|---|\n")
+            for m in range(1, 7):
+                if (m, 1) not in cells:
+                    continue
+                out = []
+                for n in range(1, 7):
+                    r = cells[(m, n)]
+                    if r["value"] == "":
+                        out.append("-")
+                        continue
+                    mark = {"match": "", "differs": " *", "not published": " ?"}[r["published"]]
+                    out.append(f"{r['value']:+d}{mark}" if r["value"] else f"0{mark}")
+                f.write(f"| {m} | " + " | ".join(out) + " |\n")
+            f.write("\n| m | n | value | best | nodes | seconds | published |\n|---|---|---|---|---|---|---|\n")
+            for (m, n), r in sorted(cells.items()):
+                f.write(f"| {m} | {n} | {r['value']} | {r['best']} | {r['nodes']} | {r['seconds']} | "
+                        f"{r['published']} |\n")
+            f.write("\n")
+    os.replace(md_path + ".tmp", md_path)
+    differs = [r for r in rows if r["published"] == "differs"]
+    print(f"wrote {csv_path} and {md_path}; {len(differs)} cell(s) differ from published values",
+          file=sys.stderr)
+    return 1 if differs else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
