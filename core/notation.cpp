@@ -129,9 +129,12 @@ MoveText parse_move(const std::string& text, int m) {
             while (i < text.size() && std::isdigit(static_cast<unsigned char>(text[i]))) ++i;
             if (i == start || i - start > 3)
                 throw InputError("move '" + text + "' has a capture suffix without a count");
-            mv.suffix.captured = static_cast<uint8_t>(std::stoi(text.substr(start, i - start)));
-            if (mv.suffix.captured == 0)
-                throw InputError("move '" + text + "' claims a capture of 0 seeds");
+            const int count = std::stoi(text.substr(start, i - start));
+            if (count == 0) throw InputError("move '" + text + "' claims a capture of 0 seeds");
+            if (count > kMaxSeeds)  // would wrap in the uint8_t field
+                throw InputError("move '" + text + "' claims a capture of more than " +
+                                 std::to_string(kMaxSeeds) + " seeds");
+            mv.suffix.captured = static_cast<uint8_t>(count);
         }
         if (i < text.size() && text[i] == '#') {
             mv.suffix.over = true;
