@@ -1,11 +1,139 @@
-// Placeholder until the database layer lands: no database is ever usable.
+// Database::open and probe: resident layers within the memory bound, decoded-block cache beyond.
 #include "db/database.h"
 
-namespace kalah::db {
+#include <filesystem>
+#include <mutex>
+#include <vector>
 
-std::unique_ptr<Database> Database::open(const std::string&, int, Rule, size_t, std::string* why) {
-    if (why) *why = "endgame databases are not implemented yet";
-    return nullptr;
+#include "core/notation.h"
+#include "db/format.h"
+#include "db/index.h"
+
+namespace kalah::db {
+namespace {
+
+// Direct-mapped cache of decoded blocks of the non-resident layers. Each slot has its own
+// mutex, held while a probe reads the slot (and while a miss decodes into it), so readers
+// never see a half-written block. Slot of (layer, block): a hash of both.
+class BlockCache {
+public:
+    BlockCache(size_t slots, uint32_t block_size) : slots_(std::max<size_t>(slots, 1)) {
+        for (auto& s : slots_) s.data.resize(block_size);
+    }
+    int get(const LayerFile& f, int layer, uint32_t block, uint32_t offset) const {
+        const uint64_t key = (static_cast<uint64_t>(layer) << 32) | block;
+        Slot& slot = slots_[(key * 0x9E3779B97F4A7C15ull >> 20) % slots_.size()];
+        std::lock_guard<std::mutex> lock(slot.mutex);
+        if (slot.key != key) {
+            slot.key = ~0ull;  // stays invalid if decoding throws
+            f.read_block(block, slot.data.data());
+            slot.key = key;
+        }
+        return slot.data[offset];
+    }
+
+private:
+    struct Slot {
+        std::mutex mutex;
+        uint64_t key = ~0ull;
+        std::vector<int8_t> data;
+    };
+    mutable std::vector<Slot> slots_;
+};
+
+class FileDatabase final : public Database {
+public:
+    FileDatabase(int m, Rule rule) : m_(m), rule_(rule) {}
+
+    int pits() const override { return m_; }
+    Rule rule() const override { return rule_; }
+    int max_seeds() const override { return static_cast<int>(layers_.size()) - 1; }
+    int resident_layers() const override { return resident_; }
+
+    int probe(const Board& b) const override {
+        const int s = b.seeds_in_pits();
+        const uint64_t r = rank_board(b);
+        const Layer& layer = layers_[s];
+        if (!layer.values.empty()) return layer.values[r];
+        const uint32_t bs = layer.file->header().block_size;
+        return cache_->get(*layer.file, s, static_cast<uint32_t>(r / bs),
+                           static_cast<uint32_t>(r % bs));
+    }
+
+    struct Layer {
+        std::vector<int8_t> values;         // resident layer, or empty
+        std::unique_ptr<LayerFile> file;    // kept open when not resident
+    };
+    std::vector<Layer> layers_;
+    std::unique_ptr<BlockCache> cache_;
+    int resident_ = 0;
+
+private:
+    int m_;
+    Rule rule_;
+};
+
+}  // namespace
+
+std::unique_ptr<Database> Database::open(const std::string& dir, int m, Rule rule,
+                                         size_t memory_bytes, std::string* why) {
+    auto fail = [&](const std::string& w) -> std::unique_ptr<Database> {
+        if (why) *why = w;
+        return nullptr;
+    };
+    if (m < 1 || m > kMaxPits) return fail("pits per side must be 1..6");
+    std::vector<std::unique_ptr<LayerFile>> files;
+    std::string stop;  // why the run of layers ended
+    for (int s = 0; s <= kMaxSeeds; ++s) {
+        const auto path = std::filesystem::path(dir) / layer_file_name(m, rule, s);
+        std::error_code ec;
+        if (!std::filesystem::exists(path, ec)) break;
+        try {
+            files.push_back(LayerFile::open(path.string(), m, rule, s));
+        } catch (const FormatError& e) {
+            stop = e.what();
+            break;
+        }
+    }
+    if (files.empty())
+        return fail(stop.empty() ? "no layer files for m=" + std::to_string(m) + " " +
+                                       rule_name(rule) + " in " + dir
+                                 : stop);
+    auto db = std::make_unique<FileDatabase>(m, rule);
+    // Resident layers from s = 0 up while they fit; keep a quarter of the bound (at least
+    // 64 decoded blocks) for the cache when not everything fits.
+    uint64_t total = 0;
+    for (auto& f : files) total += f->header().entries;
+    uint32_t block_size = 1;
+    for (auto& f : files) block_size = std::max(block_size, f->header().block_size);
+    uint64_t resident_budget = memory_bytes;
+    if (total > memory_bytes) resident_budget = memory_bytes - memory_bytes / 4;
+    uint64_t used = 0;
+    bool resident = true;
+    for (auto& f : files) {
+        FileDatabase::Layer layer;
+        const uint64_t n = f->header().entries;
+        if (resident && used + n <= resident_budget) {
+            try {
+                layer.values = f->read_all();
+            } catch (const FormatError& e) {
+                if (db->layers_.empty()) return fail(e.what());
+                break;  // the run of usable layers ends below this one
+            }
+            used += n;
+            db->resident_++;
+        } else {
+            resident = false;
+            layer.file = std::move(f);
+        }
+        db->layers_.push_back(std::move(layer));
+    }
+    if (db->resident_ < static_cast<int>(db->layers_.size())) {
+        const uint64_t cache_bytes = memory_bytes > used ? memory_bytes - used : 0;
+        db->cache_ = std::make_unique<BlockCache>(std::max<uint64_t>(cache_bytes / block_size, 64),
+                                                  block_size);
+    }
+    return db;
 }
 
 }  // namespace kalah::db

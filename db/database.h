@@ -28,6 +28,9 @@ public:
     // b.seeds_in_pits() <= max_seeds() and b.pits() == pits(). Positions where a row is
     // empty are valid too (value = own row - opp row after the sweep).
     virtual int probe(const Board& b) const = 0;
+    // Layers 0..resident_layers()-1 are held decoded in memory; the others are read through
+    // a cache of decoded blocks. A damaged block met by probe() throws db::FormatError.
+    virtual int resident_layers() const { return max_seeds() + 1; }
 };
 
 }  // namespace kalah::db

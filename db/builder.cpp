@@ -1,0 +1,208 @@
+// Layer-by-layer retrograde build with a parallel memoised depth-first pass per layer.
+#include "db/builder.h"
+
+#include <omp.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <ostream>
+#include <stdexcept>
+
+#include "core/notation.h"
+#include "db/format.h"
+#include "db/index.h"
+
+namespace kalah::db {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double since(Clock::time_point t0) {
+    return std::chrono::duration<double>(Clock::now() - t0).count();
+}
+
+std::string fmt_duration(double sec) {
+    char buf[32];
+    if (sec < 60) std::snprintf(buf, sizeof buf, "%.1fs", sec);
+    else if (sec < 3600) std::snprintf(buf, sizeof buf, "%dm%02ds", int(sec) / 60, int(sec) % 60);
+    else std::snprintf(buf, sizeof buf, "%dh%02dm", int(sec) / 3600, int(sec) / 60 % 60);
+    return buf;
+}
+
+// One layer under construction: the memo is `cur`, the lower layers are complete.
+class LayerBuilder {
+public:
+    LayerBuilder(Rule rule, int s, int8_t* cur, const std::vector<std::vector<int8_t>>& lower)
+        : rule_(rule), s_(s), cur_(cur), lower_(lower) {}
+
+    // Value of the pits of b (zero stores), whose rank in this layer is r.
+    int value(const Board& b, uint64_t r) {
+        std::atomic_ref<int8_t> slot(cur_[r]);
+        const int8_t known = slot.load(std::memory_order_relaxed);
+        if (known != kUnknown) return known;
+        int best;
+        if (b.over()) {
+            best = b.seeds_in_row_own() - b.seeds_in_row_opp();
+        } else {
+            best = -1000;
+            for (unsigned mask = b.legal_mask(); mask; mask &= mask - 1) {
+                Board c = b;
+                const MoveResult mr = c.play(__builtin_ctz(mask), rule_);
+                const int diff = c.own_store() - c.opp_store();  // in c's view
+                int v;
+                if (mr.over) {
+                    v = diff;  // view kept, everything swept
+                } else {
+                    const int child = child_value(c);
+                    v = mr.extra ? diff + child : -diff - child;
+                }
+                if (v > best) best = v;
+            }
+        }
+        slot.store(static_cast<int8_t>(best), std::memory_order_relaxed);
+        return best;
+    }
+
+private:
+    int child_value(const Board& c) {
+        const Board pits = c.without_stores();
+        const int s2 = s_ - c.own_store() - c.opp_store();
+        const uint64_t r2 = rank_board(pits);
+        if (s2 == s_) return value(pits, r2);
+        return lower_[s2][r2];
+    }
+
+    Rule rule_;
+    int s_;
+    int8_t* cur_;
+    const std::vector<std::vector<int8_t>>& lower_;
+};
+
+}  // namespace
+
+std::vector<int8_t> build_layer(int m, Rule rule, int s,
+                                const std::vector<std::vector<int8_t>>& lower,
+                                const std::function<void(uint64_t, uint64_t)>& on_progress) {
+    const int n_pits = 2 * m;
+    const uint64_t n = layer_size(n_pits, s);
+    std::vector<int8_t> cur(n, kUnknown);
+    LayerBuilder builder(rule, s, cur.data(), lower);
+    constexpr uint64_t kChunk = 1 << 14;
+    const int64_t chunks = static_cast<int64_t>((n + kChunk - 1) / kChunk);
+    std::atomic<int64_t> done{0};
+    auto last_report = Clock::now();
+#pragma omp parallel for schedule(dynamic, 1)
+    for (int64_t ch = 0; ch < chunks; ++ch) {
+        const uint64_t begin = static_cast<uint64_t>(ch) * kChunk;
+        const uint64_t end = std::min(n, begin + kChunk);
+        uint8_t c[kMaxIndexPits];
+        unrank(begin, s, n_pits, c);
+        for (uint64_t r = begin; r < end; ++r) {
+            if (std::atomic_ref<int8_t>(cur[r]).load(std::memory_order_relaxed) == kUnknown)
+                builder.value(board_from_configuration(c, m), r);
+            next_configuration(c, n_pits);
+        }
+        const int64_t d = done.fetch_add(1, std::memory_order_relaxed) + 1;
+        if (on_progress && omp_get_thread_num() == 0 && since(last_report) >= 1.0) {
+            last_report = Clock::now();
+            on_progress(std::min(n, static_cast<uint64_t>(d) * kChunk), n);
+        }
+    }
+    return cur;
+}
+
+uint64_t build_memory_bytes(int m, int max_seeds) {
+    // All layers 0..K resident (one byte per entry, = the layer size of K over 2m+1 pits),
+    // plus the compressed copy of the top layer while it is written (assume <= 1/2).
+    return layer_size(2 * m + 1, max_seeds) + layer_size(2 * m, max_seeds) / 2;
+}
+
+std::vector<LayerStats> build_database(const BuildOptions& opts) {
+    if (opts.m < 1 || opts.m > kMaxPits) throw std::invalid_argument("--pits must be 1..6");
+    if (opts.max_seeds < 0 || opts.max_seeds > kMaxSeeds)
+        throw std::invalid_argument("--max-seeds must be 0.." + std::to_string(kMaxSeeds));
+    if (opts.threads < 0) throw std::invalid_argument("--threads must be >= 1");
+    if (!(opts.memory_gb > 0)) throw std::invalid_argument("--memory-gb must be positive");
+    const uint64_t need = build_memory_bytes(opts.m, opts.max_seeds);
+    const double have = opts.memory_gb * 1e9;
+    if (static_cast<double>(need) > have) {
+        int fits = opts.max_seeds;
+        while (fits > 0 && static_cast<double>(build_memory_bytes(opts.m, fits)) > have) --fits;
+        char buf[160];
+        std::snprintf(buf, sizeof buf,
+                      "layers 0..%d need %.2f GB, above --memory-gb %.2f (at most --max-seeds %d fits)",
+                      opts.max_seeds, need / 1e9, opts.memory_gb, fits);
+        throw std::invalid_argument(buf);
+    }
+    if (opts.threads > 0) omp_set_num_threads(opts.threads);
+    std::error_code ec;
+    std::filesystem::create_directories(opts.dir, ec);
+    if (ec) throw std::invalid_argument("cannot create directory " + opts.dir + ": " + ec.message());
+
+    std::ostream* log = opts.log;
+    const bool tty = log != nullptr && ::isatty(2);
+    std::vector<std::vector<int8_t>> layers;
+    std::vector<LayerStats> stats;
+    uint64_t total_left = layer_size(2 * opts.m + 1, opts.max_seeds);
+    double rate = 0;  // entries per second of the last built layer
+    const auto t_all = Clock::now();
+    for (int s = 0; s <= opts.max_seeds; ++s) {
+        const std::string path =
+            (std::filesystem::path(opts.dir) / layer_file_name(opts.m, opts.rule, s)).string();
+        const uint64_t n = layer_size(2 * opts.m, s);
+        LayerStats st;
+        st.s = s;
+        st.entries = n;
+        if (std::filesystem::exists(path)) {
+            try {
+                auto f = LayerFile::open(path, opts.m, opts.rule, s);
+                layers.push_back(f->read_all());
+                st.reused = true;
+                st.compressed_bytes = f->compressed_bytes();
+            } catch (const FormatError& e) {
+                if (log) *log << "rebuilding " << e.what() << "\n";
+            }
+        }
+        if (!st.reused) {
+            const auto t0 = Clock::now();
+            auto progress = [&](uint64_t done, uint64_t total) {
+                if (!tty) return;
+                const double el = since(t0);
+                const double r = done / std::max(el, 1e-9);
+                char buf[160];
+                std::snprintf(buf, sizeof buf, "\rlayer %d: %5.1f%%  %.2f M/s  ETA %s    ", s,
+                              100.0 * done / total, r / 1e6,
+                              fmt_duration((total - done) / std::max(r, 1.0)).c_str());
+                *log << buf << std::flush;
+            };
+            layers.push_back(build_layer(opts.m, opts.rule, s, layers, progress));
+            write_layer(path, opts.m, opts.rule, s, layers.back().data(), n);
+            st.seconds = since(t0);
+            st.compressed_bytes = std::filesystem::file_size(path);
+            rate = n / std::max(st.seconds, 1e-9);
+        }
+        total_left -= n;
+        if (log) {
+            char buf[256];
+            std::string eta = rate > 0 ? fmt_duration(total_left / rate) : "?";
+            std::snprintf(buf, sizeof buf,
+                          "%slayer %d/%d: %llu entries, %s (%.2f M/s), %.1f MB -> %.1f MB (%.2fx); "
+                          "elapsed %s, ETA %s\n",
+                          tty ? "\r" : "", s, opts.max_seeds, (unsigned long long)n,
+                          st.reused ? "reused" : fmt_duration(st.seconds).c_str(),
+                          st.reused ? 0.0 : n / std::max(st.seconds, 1e-9) / 1e6, n / 1e6,
+                          st.compressed_bytes / 1e6,
+                          double(n) / std::max<uint64_t>(st.compressed_bytes, 1),
+                          fmt_duration(since(t_all)).c_str(), eta.c_str());
+            *log << buf << std::flush;
+        }
+        stats.push_back(st);
+    }
+    return stats;
+}
+
+}  // namespace kalah::db

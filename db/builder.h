@@ -1,0 +1,61 @@
+// Retrograde builder of the endgame databases: layers of s = 0..K seeds, OpenMP-parallel.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <iosfwd>
+#include <string>
+#include <vector>
+
+#include "core/board.h"
+
+namespace kalah::db {
+
+// Entry value meaning "not computed yet" while a layer is built (|value| <= 127 otherwise).
+constexpr int8_t kUnknown = -128;
+
+// Values of every configuration of layer s (db/index.h order) for (m, rule), given the
+// complete lower layers lower[0..s-1]. Each value is the negamax value of the pits for the
+// side to move (stores zeroed): max over moves of gain + child value, where gain is the
+// change of the mover's store minus that of the opponent's (end sweep included), and the
+// child value counts positively after an extra move and negatively otherwise.
+//
+// Order within the layer: a move that drops no seed in a store and captures nothing (it
+// stays in the mover's row, or is a standard-rule landing in an empty pit facing an empty
+// pit) keeps all s seeds in the pits; every other move lowers the count. The same-layer
+// moves strictly decrease D = sum over both rows of seeds * distance to their owner's
+// store (the view flip keeps D), so the same-layer graph is acyclic and a depth-first
+// evaluation with a memo (kUnknown = not yet known) terminates. Threads share the memo
+// through relaxed atomic byte stores; two threads racing on an entry compute the same value.
+// `on_progress(done, total)` is called by one thread about once a second, if given.
+std::vector<int8_t> build_layer(int m, Rule rule, int s,
+                                const std::vector<std::vector<int8_t>>& lower,
+                                const std::function<void(uint64_t, uint64_t)>& on_progress = {});
+
+struct BuildOptions {
+    std::string dir = "kalah-db";
+    int m = 6;
+    Rule rule = Rule::Standard;
+    int max_seeds = 0;       // K: layers 0..K
+    int threads = 0;         // 0: OpenMP default
+    double memory_gb = 16;   // bound on the layers held in memory while building
+    std::ostream* log = nullptr;  // progress lines (stderr in the CLI); nullptr: quiet
+};
+
+struct LayerStats {
+    int s = 0;
+    uint64_t entries = 0;
+    double seconds = 0;           // build (and write) time; 0 when the file was reused
+    uint64_t compressed_bytes = 0;
+    bool reused = false;          // a valid file was already there (resume)
+};
+
+// Bytes of memory a build of layers 0..K for m pits needs (resident layers plus headroom).
+uint64_t build_memory_bytes(int m, int max_seeds);
+
+// Builds (or resumes) the layer files of opts.dir. Existing files that check out are
+// loaded instead of rebuilt; a rebuild writes byte-identical files. Throws
+// std::invalid_argument for bad options (including a memory bound that is too small).
+std::vector<LayerStats> build_database(const BuildOptions& opts);
+
+}  // namespace kalah::db

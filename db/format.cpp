@@ -1,0 +1,286 @@
+// Layer file writer and reader, kh64 checksums (format in format.h).
+#include "db/format.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <zstd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+
+#include "core/notation.h"
+#include "db/index.h"
+
+namespace kalah::db {
+namespace {
+
+constexpr uint64_t kP1 = 0x9E3779B185EBCA87ull;
+constexpr uint64_t kP2 = 0xC2B2AE3D27D4EB4Full;
+constexpr uint64_t kP3 = 0x165667B19E3779F9ull;
+constexpr uint64_t kP4 = 0x85EBCA77C2B2AE63ull;
+constexpr uint64_t kP5 = 0x27D4EB2F165667C5ull;
+
+inline uint64_t rotl(uint64_t x, int r) { return (x << r) | (x >> (64 - r)); }
+
+void put_u32(uint8_t* p, uint32_t v) {
+    for (int i = 0; i < 4; ++i) p[i] = static_cast<uint8_t>(v >> (8 * i));
+}
+void put_u64(uint8_t* p, uint64_t v) {
+    for (int i = 0; i < 8; ++i) p[i] = static_cast<uint8_t>(v >> (8 * i));
+}
+uint32_t get_u32(const uint8_t* p) {
+    uint32_t v = 0;
+    for (int i = 0; i < 4; ++i) v |= static_cast<uint32_t>(p[i]) << (8 * i);
+    return v;
+}
+uint64_t get_u64(const uint8_t* p) {
+    uint64_t v = 0;
+    for (int i = 0; i < 8; ++i) v |= static_cast<uint64_t>(p[i]) << (8 * i);
+    return v;
+}
+
+std::string base_name(const std::string& path) {
+    return std::filesystem::path(path).filename().string();
+}
+
+// Reads exactly len bytes at offset, false on a short read or error.
+bool pread_all(int fd, void* buf, size_t len, uint64_t offset) {
+    auto* p = static_cast<uint8_t*>(buf);
+    while (len > 0) {
+        ssize_t got = ::pread(fd, p, len, static_cast<off_t>(offset));
+        if (got < 0 && errno == EINTR) continue;
+        if (got <= 0) return false;
+        p += got;
+        len -= static_cast<size_t>(got);
+        offset += static_cast<uint64_t>(got);
+    }
+    return true;
+}
+
+uint64_t header_checksum(const uint8_t* header, const uint8_t* index, size_t index_bytes) {
+    return kh64(index, index_bytes, kh64(header, 40));
+}
+
+}  // namespace
+
+uint64_t kh64(const void* data, size_t len, uint64_t seed) {
+    const auto* p = static_cast<const uint8_t*>(data);
+    uint64_t h = seed ^ (static_cast<uint64_t>(len) * kP1);
+    size_t i = 0;
+    for (; i + 8 <= len; i += 8) {
+        uint64_t w;
+        std::memcpy(&w, p + i, 8);  // little-endian machines only (checked in format.cpp)
+        h ^= rotl(w * kP2, 31) * kP1;
+        h = rotl(h, 27) * kP1 + kP4;
+    }
+    for (; i < len; ++i) {
+        h ^= p[i] * kP5;
+        h = rotl(h, 11) * kP1;
+    }
+    h ^= h >> 33;
+    h *= kP2;
+    h ^= h >> 29;
+    h *= kP3;
+    h ^= h >> 32;
+    return h;
+}
+static_assert(std::endian::native == std::endian::little, "layer files assume little-endian");
+
+std::string layer_file_name(int m, Rule rule, int s) {
+    return "kalah-m" + std::to_string(m) + "-" + rule_name(rule) + "-s" + std::to_string(s) +
+           ".kdb";
+}
+
+void write_layer(const std::string& path, int m, Rule rule, int s, const int8_t* values,
+                 uint64_t n, uint32_t block_size, int level) {
+    const uint64_t block_count64 = (n + block_size - 1) / block_size;
+    const auto block_count = static_cast<uint32_t>(block_count64);
+    std::vector<std::string> frames(block_count);
+    std::string failure;
+#pragma omp parallel for schedule(dynamic, 1)
+    for (int64_t b = 0; b < static_cast<int64_t>(block_count); ++b) {
+        const uint64_t begin = static_cast<uint64_t>(b) * block_size;
+        const uint64_t len = std::min<uint64_t>(block_size, n - begin);
+        std::string& out = frames[b];
+        out.resize(ZSTD_compressBound(len));
+        size_t got = ZSTD_compress(out.data(), out.size(), values + begin, len, level);
+        if (ZSTD_isError(got)) {
+#pragma omp critical
+            failure = ZSTD_getErrorName(got);
+            got = 0;
+        }
+        out.resize(got);
+    }
+    if (!failure.empty()) throw std::runtime_error("zstd compression failed: " + failure);
+
+    std::vector<uint8_t> head(kHeaderBytes, 0);
+    std::memcpy(head.data(), kMagic, 8);
+    put_u32(&head[8], kFormatVersion);
+    head[12] = static_cast<uint8_t>(m);
+    head[13] = static_cast<uint8_t>(rule == Rule::Standard ? 0 : 1);
+    head[14] = static_cast<uint8_t>(s);
+    head[15] = 0;
+    put_u64(&head[16], n);
+    put_u32(&head[24], block_size);
+    put_u32(&head[28], block_count);
+    put_u32(&head[32], static_cast<uint32_t>(level));
+    std::vector<uint8_t> index(kIndexRecordBytes * block_count);
+    uint64_t offset = kHeaderBytes + index.size();
+    for (uint32_t b = 0; b < block_count; ++b) {
+        uint8_t* rec = &index[kIndexRecordBytes * b];
+        put_u64(rec, offset);
+        put_u64(rec + 8, frames[b].size());
+        put_u64(rec + 16, kh64(frames[b].data(), frames[b].size()));
+        offset += frames[b].size();
+    }
+    put_u64(&head[40], header_checksum(head.data(), index.data(), index.size()));
+    // File checksum over bytes 56..end, streamed piece by piece would need a streaming hash;
+    // assemble the file in memory instead (it is at most a few hundred MB).
+    std::string body;
+    body.reserve(offset - 56);
+    body.append(reinterpret_cast<const char*>(&head[56]), 8);
+    body.append(reinterpret_cast<const char*>(index.data()), index.size());
+    for (auto& f : frames) {
+        body += f;
+        std::string().swap(f);
+    }
+    put_u64(&head[48], kh64(body.data(), body.size(), kh64(head.data(), 40)));
+
+    const std::string tmp = path + ".tmp";
+    {
+        std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+        if (!out) throw std::runtime_error("cannot write " + tmp + ": " + std::strerror(errno));
+        out.write(reinterpret_cast<const char*>(head.data()), 56);
+        out.write(body.data(), static_cast<std::streamsize>(body.size()));
+        out.flush();
+        if (!out) throw std::runtime_error("write failed: " + tmp);
+    }
+    std::error_code ec;
+    std::filesystem::rename(tmp, path, ec);
+    if (ec) throw std::runtime_error("cannot rename " + tmp + ": " + ec.message());
+}
+
+std::unique_ptr<LayerFile> LayerFile::open(const std::string& path, int m, Rule rule, int s) {
+    const std::string name = base_name(path);
+    auto bad = [&](const std::string& what) { return FormatError(name + ": " + what); };
+    std::unique_ptr<LayerFile> f(new LayerFile());
+    f->path_ = path;
+    f->fd_ = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (f->fd_ < 0) throw bad(std::string("cannot open: ") + std::strerror(errno));
+    struct stat st;
+    if (::fstat(f->fd_, &st) != 0) throw bad("cannot stat");
+    f->file_size_ = static_cast<uint64_t>(st.st_size);
+    uint8_t head[kHeaderBytes];
+    if (f->file_size_ < kHeaderBytes || !pread_all(f->fd_, head, kHeaderBytes, 0))
+        throw bad("truncated (shorter than the header)");
+    if (std::memcmp(head, kMagic, 8) != 0) throw bad("not a kalah database layer (bad magic)");
+    LayerHeader& h = f->header_;
+    h.version = get_u32(head + 8);
+    if (h.version != kFormatVersion)
+        throw bad("format version " + std::to_string(h.version) + ", this program reads " +
+                  std::to_string(kFormatVersion));
+    h.m = head[12];
+    if (head[13] > 1) throw bad("unknown rule code " + std::to_string(head[13]));
+    h.rule = head[13] == 0 ? Rule::Standard : Rule::EmptyCapture;
+    h.s = head[14];
+    h.encoding = head[15];
+    h.entries = get_u64(head + 16);
+    h.block_size = get_u32(head + 24);
+    h.block_count = get_u32(head + 28);
+    h.level = static_cast<int>(get_u32(head + 32));
+    h.header_checksum = get_u64(head + 40);
+    h.file_checksum = get_u64(head + 48);
+    if (h.m != m || h.rule != rule || h.s != s)
+        throw bad("holds m=" + std::to_string(h.m) + " " + rule_name(h.rule) + " s=" +
+                  std::to_string(h.s) + ", expected m=" + std::to_string(m) + " " +
+                  rule_name(rule) + " s=" + std::to_string(s));
+    if (h.encoding != 0) throw bad("unknown entry encoding " + std::to_string(h.encoding));
+    if (h.entries != layer_size(2 * m, s)) throw bad("wrong entry count");
+    if (h.block_size == 0 ||
+        h.block_count != (h.entries + h.block_size - 1) / h.block_size)
+        throw bad("inconsistent block size/count");
+    const size_t index_bytes = kIndexRecordBytes * h.block_count;
+    if (f->file_size_ < kHeaderBytes + index_bytes) throw bad("truncated (block index)");
+    std::vector<uint8_t> index(index_bytes);
+    if (!pread_all(f->fd_, index.data(), index_bytes, kHeaderBytes))
+        throw bad("cannot read the block index");
+    if (header_checksum(head, index.data(), index_bytes) != h.header_checksum)
+        throw bad("header checksum mismatch (damaged header or block index)");
+    f->blocks_.resize(h.block_count);
+    uint64_t expect = kHeaderBytes + index_bytes;
+    for (uint32_t b = 0; b < h.block_count; ++b) {
+        BlockRef& r = f->blocks_[b];
+        r.offset = get_u64(&index[kIndexRecordBytes * b]);
+        r.size = get_u64(&index[kIndexRecordBytes * b + 8]);
+        r.checksum = get_u64(&index[kIndexRecordBytes * b + 16]);
+        if (r.offset != expect) throw bad("block index out of order at block " + std::to_string(b));
+        expect += r.size;
+    }
+    if (f->file_size_ != expect)
+        throw bad(f->file_size_ < expect ? "truncated (file shorter than its blocks)"
+                                         : "trailing bytes after the last block");
+    return f;
+}
+
+LayerFile::~LayerFile() {
+    if (fd_ >= 0) ::close(fd_);
+}
+
+std::string LayerFile::name() const { return base_name(path_); }
+
+uint64_t LayerFile::block_entries(uint32_t b) const {
+    const uint64_t begin = static_cast<uint64_t>(b) * header_.block_size;
+    return std::min<uint64_t>(header_.block_size, header_.entries - begin);
+}
+
+namespace {
+void decode_block(const std::string& name, uint32_t b, const BlockRef& r, const uint8_t* data,
+                  uint64_t entries, int8_t* out) {
+    if (kh64(data, r.size) != r.checksum)
+        throw FormatError(name + ": block " + std::to_string(b) + " checksum mismatch (damaged)");
+    size_t got = ZSTD_decompress(out, entries, data, r.size);
+    if (ZSTD_isError(got) || got != entries)
+        throw FormatError(name + ": block " + std::to_string(b) + " does not decode");
+}
+}  // namespace
+
+void LayerFile::read_block(uint32_t b, int8_t* out) const {
+    const BlockRef& r = blocks_[b];
+    std::vector<uint8_t> buf(r.size);
+    if (!pread_all(fd_, buf.data(), r.size, r.offset))
+        throw FormatError(name() + ": cannot read block " + std::to_string(b));
+    decode_block(name(), b, r, buf.data(), block_entries(b), out);
+}
+
+std::vector<int8_t> LayerFile::read_all() const {
+    std::vector<uint8_t> file(file_size_);
+    if (!pread_all(fd_, file.data(), file_size_, 0)) throw FormatError(name() + ": read failed");
+    // Blocks first, so that damage is reported with the first bad block's number.
+    std::vector<int8_t> values(header_.entries);
+    int64_t first_bad = -1;
+    std::string failure;
+#pragma omp parallel for schedule(dynamic, 1)
+    for (int64_t b = 0; b < static_cast<int64_t>(header_.block_count); ++b) {
+        const BlockRef& r = blocks_[b];
+        try {
+            decode_block(name(), static_cast<uint32_t>(b), r, file.data() + r.offset,
+                         block_entries(static_cast<uint32_t>(b)),
+                         values.data() + static_cast<uint64_t>(b) * header_.block_size);
+        } catch (const FormatError& e) {
+#pragma omp critical
+            if (first_bad < 0 || b < first_bad) {
+                first_bad = b;
+                failure = e.what();
+            }
+        }
+    }
+    if (!failure.empty()) throw FormatError(failure);
+    if (kh64(file.data() + 56, file_size_ - 56, kh64(file.data(), 40)) != header_.file_checksum)
+        throw FormatError(name() + ": file checksum mismatch (damaged)");
+    return values;
+}
+
+}  // namespace kalah::db

@@ -1,0 +1,124 @@
+// Layer files of the endgame databases: on-disk format, checksums, writer and reader.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "core/board.h"
+
+namespace kalah::db {
+
+// One file per (m, rule, s) holds the value of every configuration of exactly s seeds over the
+// 2m pits (db/index.h gives the order), named  kalah-m<m>-<rule>-s<s>.kdb, e.g.
+// kalah-m6-standard-s24.kdb (rule: "standard" | "empty-capture").
+//
+// File layout (all integers little-endian):
+//
+//   offset  size  field
+//   0       8     magic "KALAHKDB"
+//   8       4     format version (kFormatVersion)
+//   12      1     m, pits per side (1..6)
+//   13      1     rule: 0 = standard, 1 = empty-capture
+//   14      1     s, seeds in the pits of every entry
+//   15      1     encoding of an entry: 0 = one int8, the value v in [-s, s] (mover's view,
+//                 pits only; see Database::probe)
+//   16      8     entry count = C(s + 2m - 1, 2m - 1)
+//   24      4     block size B: entries per block (the last block may hold fewer)
+//   28      4     block count = ceil(entry count / B)
+//   32      4     zstd compression level used (recorded so a rebuild is byte-identical)
+//   36      4     reserved, 0
+//   40      8     header checksum = kh64(bytes 0..39 ++ block index, seed 0)
+//   48      8     file checksum = kh64(bytes 56..end of file, seed kh64(bytes 0..39, seed 0)),
+//                 i.e. everything except the two checksum fields
+//   56      8     reserved, 0
+//   64      24*k  block index, one record per block:
+//                   u64 offset of the block from the start of the file
+//                   u64 compressed size in bytes
+//                   u64 kh64 of the compressed bytes (seed 0)
+//   ...           blocks: each an independent zstd frame (ZSTD_compress, no dictionary)
+//                 that decodes to the block's entries; stored back to back in order.
+//
+// kh64 (our own 64-bit hash, not a standard one): h = seed ^ (len * P1); for every full
+// little-endian 8-byte word w: h ^= rotl(w * P2, 31) * P1, h = rotl(h, 27) * P1 + P4; for
+// each remaining byte b: h ^= b * P5, h = rotl(h, 11) * P1; then the finaliser h ^= h >> 33,
+// h *= P2, h ^= h >> 29, h *= P3, h ^= h >> 32. P1..P5 are the odd constants in format.cpp.
+//
+// Version history:
+//   1 (2026-11-29) first format.
+
+constexpr char kMagic[8] = {'K', 'A', 'L', 'A', 'H', 'K', 'D', 'B'};
+constexpr uint32_t kFormatVersion = 1;
+constexpr size_t kHeaderBytes = 64;
+constexpr size_t kIndexRecordBytes = 24;
+constexpr uint32_t kDefaultBlockSize = 1u << 16;
+constexpr int kDefaultZstdLevel = 6;
+
+uint64_t kh64(const void* data, size_t len, uint64_t seed = 0);
+
+// A file that is not a valid layer file, or not the expected one; what() names the file.
+struct FormatError : std::runtime_error {
+    using std::runtime_error::runtime_error;
+};
+
+std::string layer_file_name(int m, Rule rule, int s);
+
+struct LayerHeader {
+    uint32_t version = 0;
+    int m = 0;
+    Rule rule = Rule::Standard;
+    int s = 0;
+    int encoding = 0;
+    uint64_t entries = 0;
+    uint32_t block_size = 0;
+    uint32_t block_count = 0;
+    int level = 0;
+    uint64_t header_checksum = 0;
+    uint64_t file_checksum = 0;
+};
+
+struct BlockRef {
+    uint64_t offset = 0;
+    uint64_t size = 0;
+    uint64_t checksum = 0;
+};
+
+// Writes values[0..n) (n = the layer size) as the layer file `path` (temp name + rename).
+// Blocks are compressed in parallel; the bytes depend only on the arguments.
+void write_layer(const std::string& path, int m, Rule rule, int s, const int8_t* values,
+                 uint64_t n, uint32_t block_size = kDefaultBlockSize,
+                 int level = kDefaultZstdLevel);
+
+// An open layer file. Thread-safe reads (pread).
+class LayerFile {
+public:
+    // Checks the header, the block index and the file size against (m, rule, s); the
+    // payload is checked block by block as it is read. Throws FormatError.
+    static std::unique_ptr<LayerFile> open(const std::string& path, int m, Rule rule, int s);
+    ~LayerFile();
+    LayerFile(const LayerFile&) = delete;
+    LayerFile& operator=(const LayerFile&) = delete;
+
+    const LayerHeader& header() const { return header_; }
+    const std::string& path() const { return path_; }
+    std::string name() const;  // file name without the directory
+    uint64_t compressed_bytes() const { return file_size_; }
+    uint64_t block_entries(uint32_t b) const;
+
+    // Decodes block b into out (block_entries(b) values); checks its checksum and size.
+    void read_block(uint32_t b, int8_t* out) const;
+    // Reads the whole file, checks the file checksum and every block, returns all values.
+    std::vector<int8_t> read_all() const;
+
+private:
+    LayerFile() = default;
+    std::string path_;
+    int fd_ = -1;
+    uint64_t file_size_ = 0;
+    LayerHeader header_;
+    std::vector<BlockRef> blocks_;
+};
+
+}  // namespace kalah::db

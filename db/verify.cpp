@@ -1,0 +1,141 @@
+// verify_database: file checks and per-entry re-derivation from the successors.
+#include "db/verify.h"
+
+#include <omp.h>
+
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <map>
+#include <ostream>
+#include <regex>
+#include <stdexcept>
+
+#include "core/notation.h"
+#include "db/format.h"
+#include "db/index.h"
+
+namespace kalah::db {
+namespace {
+
+namespace fs = std::filesystem;
+
+// Value of b (stores zero) recomputed from the stored values of its successors.
+int rederive(const Board& b, Rule rule, const std::vector<std::vector<int8_t>>& layers) {
+    if (b.over()) return b.seeds_in_row_own() - b.seeds_in_row_opp();
+    const Side me = b.to_move();
+    int best = -1000;
+    for (int pit = 0; pit < b.pits(); ++pit) {
+        if (b.own_pit(pit) == 0) continue;
+        Board c = b;
+        c.play(pit, rule);
+        int v = c.store(me) - c.store(other(me));
+        if (!c.over()) {
+            const int child = layers[c.seeds_in_pits()][rank_board(c)];
+            v += c.to_move() == me ? child : -child;
+        }
+        best = std::max(best, v);
+    }
+    return best;
+}
+
+void verify_set(const std::string& dir, int m, Rule rule, const std::map<int, fs::path>& found,
+                const VerifyOptions& opts, VerifyResult& res) {
+    std::vector<std::vector<int8_t>> layers;
+    std::vector<std::string> names;
+    const int top = found.rbegin()->first;
+    for (int s = 0; s <= top; ++s) {
+        auto it = found.find(s);
+        if (it == found.end()) {
+            res.problems.push_back(layer_file_name(m, rule, s) + ": missing (layers run 0.." +
+                                   std::to_string(top) + " with a gap)");
+            break;
+        }
+        try {
+            auto f = LayerFile::open(it->second.string(), m, rule, s);
+            layers.push_back(f->read_all());
+            names.push_back(f->name());
+        } catch (const FormatError& e) {
+            res.problems.push_back(e.what());
+            break;
+        }
+    }
+    (void)dir;
+    for (int s = 0; s < static_cast<int>(layers.size()); ++s) {
+        const auto t0 = std::chrono::steady_clock::now();
+        const uint64_t n = layers[s].size();
+        uint64_t first_bad = n;
+#pragma omp parallel
+        {
+            uint64_t local_bad = n;
+#pragma omp for schedule(dynamic, 4096)
+            for (int64_t r = 0; r < static_cast<int64_t>(n); ++r) {
+                if (static_cast<uint64_t>(r) > local_bad) continue;
+                uint8_t c[kMaxIndexPits];
+                unrank(static_cast<uint64_t>(r), s, 2 * m, c);
+                const Board b = board_from_configuration(c, m);
+                if (rederive(b, rule, layers) != layers[s][r]) local_bad = std::min<uint64_t>(local_bad, r);
+            }
+#pragma omp critical
+            first_bad = std::min(first_bad, local_bad);
+        }
+        res.entries += n;
+        const double sec =
+            std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+        if (first_bad < n) {
+            uint8_t c[kMaxIndexPits];
+            unrank(first_bad, s, 2 * m, c);
+            const Board b = board_from_configuration(c, m);
+            res.problems.push_back(names[s] + ": entry " + std::to_string(first_bad) + " (" +
+                                   format_position(b) + ") holds " +
+                                   std::to_string(layers[s][first_bad]) + ", re-derived " +
+                                   std::to_string(rederive(b, rule, layers)));
+        } else {
+            res.files++;
+        }
+        if (opts.log) {
+            char buf[200];
+            std::snprintf(buf, sizeof buf, "%s: %llu entries %s (%.1fs)\n", names[s].c_str(),
+                          (unsigned long long)n, first_bad < n ? "BAD" : "ok", sec);
+            *opts.log << buf << std::flush;
+        }
+    }
+}
+
+}  // namespace
+
+VerifyResult verify_database(const VerifyOptions& opts) {
+    std::error_code ec;
+    if (!fs::is_directory(opts.dir, ec))
+        throw std::invalid_argument("no such database directory: " + opts.dir);
+    if (opts.threads > 0) omp_set_num_threads(opts.threads);
+    VerifyResult res;
+    static const std::regex kName(R"(kalah-m([0-9]+)-(standard|empty-capture)-s([0-9]+)\.kdb)");
+    std::map<std::pair<int, int>, std::map<int, fs::path>> sets;
+    for (const auto& e : fs::directory_iterator(opts.dir, ec)) {
+        const std::string name = e.path().filename().string();
+        if (e.path().extension() != ".kdb") continue;
+        std::smatch mt;
+        if (!std::regex_match(name, mt, kName)) {
+            res.problems.push_back(name + ": not a layer file name (kalah-m<M>-<rule>-s<S>.kdb)");
+            continue;
+        }
+        const int m = std::stoi(mt[1]);
+        const Rule rule = parse_rule(mt[2]);
+        const int s = std::stoi(mt[3]);
+        if (opts.m != 0 && m != opts.m) continue;
+        if (opts.rule && rule != *opts.rule) continue;
+        if (m < 1 || m > kMaxPits || s > kMaxSeeds) {
+            res.problems.push_back(name + ": m or s out of range");
+            continue;
+        }
+        sets[{m, static_cast<int>(rule)}][s] = e.path();
+    }
+    if (sets.empty()) res.problems.push_back("no layer files" + std::string(opts.m ? " for m=" + std::to_string(opts.m) : "") +
+                                             (opts.rule ? " " + rule_name(*opts.rule) : "") + " in " + opts.dir);
+    for (const auto& [key, files] : sets)
+        verify_set(opts.dir, key.first, static_cast<Rule>(key.second), files, opts, res);
+    return res;
+}
+
+}  // namespace kalah::db

@@ -1,0 +1,399 @@
+// Endgame databases: index counts and round trips, values against a brute-force reference,
+// file round trips, resume, byte-identical rebuilds, damage detection, cached probes, CLI.
+#include <doctest/doctest.h>
+
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <random>
+#include <set>
+#include <string>
+#include <unordered_map>
+
+#include "cli_runner.h"
+#include "db/builder.h"
+#include "db/database.h"
+#include "db/format.h"
+#include "db/index.h"
+#include "db/verify.h"
+#include "reference_engine.h"
+
+namespace {
+
+using kalah::Board;
+using kalah::Rule;
+namespace db = kalah::db;
+namespace fs = std::filesystem;
+
+// Brute force on the reference engine: the mover's final store minus the opponent's under
+// perfect play, memoised on the whole position (stores included, no pits-only shortcut).
+class Brute {
+public:
+    Brute(Rule rule) : rule_(rule) {}
+    int final_margin(const ref::Pos& p) {
+        if (ref::over(p)) {
+            int a = p.store_a, b = p.store_b;
+            for (int i = 0; i < p.m; ++i) {
+                a += p.a[i];
+                b += p.b[i];
+            }
+            return p.south_to_move ? a - b : b - a;
+        }
+        const auto key = pack(p);
+        if (auto it = memo_.find(key); it != memo_.end()) return it->second;
+        int best = -1000;
+        for (int pit : ref::legal(p)) {
+            ref::Pos q = p;
+            ref::play(q, pit, rule_);
+            int v;
+            if (ref::over(q)) {
+                const int a = q.store_a, b = q.store_b;  // swept by play
+                v = p.south_to_move ? a - b : b - a;
+            } else {
+                v = final_margin(q);
+                if (q.south_to_move != p.south_to_move) v = -v;
+            }
+            best = std::max(best, v);
+        }
+        memo_.emplace(key, best);
+        return best;
+    }
+    // Pits value of b from the mover's view: final margin with both stores empty.
+    int pits_value(const Board& b) {
+        ref::Pos p = ref::from_board(b.without_stores());
+        return final_margin(p);
+    }
+
+private:
+    struct Hash {
+        size_t operator()(unsigned __int128 k) const {
+            return std::hash<uint64_t>()(static_cast<uint64_t>(k) * 0x9E3779B97F4A7C15ull ^
+                                         static_cast<uint64_t>(k >> 64));
+        }
+    };
+    static unsigned __int128 pack(const ref::Pos& p) {
+        unsigned __int128 k = p.south_to_move;
+        for (int i = 0; i < p.m; ++i) k = (k << 7 | p.a[i]) << 7 | p.b[i];
+        return (k << 7 | p.store_a) << 7 | p.store_b;
+    }
+    Rule rule_;
+    std::unordered_map<unsigned __int128, int, Hash> memo_;
+};
+
+// A fresh directory under /tmp, removed at the end of the test.
+struct TempDir {
+    fs::path path;
+    explicit TempDir(const std::string& tag) {
+        static int counter = 0;
+        path = fs::temp_directory_path() /
+               ("kalah_db_test_" + std::to_string(::getpid()) + "_" + tag + "_" +
+                std::to_string(counter++));
+        fs::remove_all(path);
+        fs::create_directories(path);
+    }
+    ~TempDir() { fs::remove_all(path); }
+    std::string file(int m, Rule rule, int s) const {
+        return (path / db::layer_file_name(m, rule, s)).string();
+    }
+};
+
+std::string slurp(const std::string& p) {
+    std::ifstream in(p, std::ios::binary);
+    return std::string(std::istreambuf_iterator<char>(in), {});
+}
+void spit(const std::string& p, const std::string& data) {
+    std::ofstream out(p, std::ios::binary | std::ios::trunc);
+    out.write(data.data(), static_cast<std::streamsize>(data.size()));
+}
+
+std::vector<db::LayerStats> build(const std::string& dir, int m, Rule rule, int k) {
+    db::BuildOptions o;
+    o.dir = dir;
+    o.m = m;
+    o.rule = rule;
+    o.max_seeds = k;
+    o.memory_gb = 1;
+    return db::build_database(o);
+}
+
+db::VerifyResult verify(const std::string& dir, int m = 0) {
+    db::VerifyOptions o;
+    o.dir = dir;
+    o.m = m;
+    return db::verify_database(o);
+}
+
+bool any_problem_has(const db::VerifyResult& r, const std::string& needle) {
+    for (const auto& p : r.problems)
+        if (p.find(needle) != std::string::npos) return true;
+    return false;
+}
+
+}  // namespace
+
+TEST_SUITE("db") {
+    TEST_CASE("index: layer sizes sum to the paper's database sizes") {
+        // Positions with exactly s seeds and both rows non-empty, summed over s <= K.
+        auto both_rows = [](int k) {
+            uint64_t sum = 0;
+            for (int s = 0; s <= k; ++s) {
+                uint64_t n = db::layer_size(12, s);
+                uint64_t one_empty = 2 * db::layer_size(6, s) - (s == 0 ? 1 : 0);
+                sum += n - one_empty;
+            }
+            return sum;
+        };
+        CHECK(both_rows(20) == 225332381ull);
+        CHECK(both_rows(24) == 1250490151ull);
+        CHECK(both_rows(28) == 5584163673ull);
+        CHECK(both_rows(30) == 11054221305ull);
+        // Binomials against the multiplicative formula.
+        for (int n = 0; n <= 60; ++n)
+            for (int k = 0; k <= 12; ++k) {
+                unsigned __int128 c = 1;
+                for (int i = 1; i <= k; ++i) c = c * (n - k + i) / i;
+                CHECK(db::binomial(n, k) == (k > n ? 0 : static_cast<uint64_t>(c)));
+            }
+    }
+
+    TEST_CASE("index: rank, unrank, enumeration order and rank_board agree") {
+        std::mt19937_64 rng(7);
+        for (int n_pits = 2; n_pits <= 12; n_pits += 2) {
+            const int m = n_pits / 2;
+            for (int s = 0; s <= 40; s += (s < 8 ? 1 : 7)) {
+                const uint64_t size = db::layer_size(n_pits, s);
+                const bool all = size <= 20000;
+                uint8_t c[12];
+                db::unrank(0, s, n_pits, c);
+                std::set<std::vector<uint8_t>> seen;
+                const uint64_t count = all ? size : 3000;
+                for (uint64_t i = 0; i < count; ++i) {
+                    const uint64_t r = all ? i : rng() % size;
+                    uint8_t u[12];
+                    db::unrank(r, s, n_pits, u);
+                    int total = 0;
+                    for (int j = 0; j < n_pits; ++j) total += u[j];
+                    REQUIRE(total == s);
+                    REQUIRE(db::rank(u, n_pits) == r);
+                    const Board b = db::board_from_configuration(u, m);
+                    REQUIRE(db::rank_board(b) == r);
+                    Board f = b;  // a board with stores and the other side to move
+                    f.flip();
+                    f.flip();
+                    REQUIRE(db::rank_board(f) == r);
+                    if (all) {
+                        REQUIRE(std::equal(c, c + n_pits, u));  // enumeration is rank order
+                        seen.insert(std::vector<uint8_t>(u, u + n_pits));
+                        const bool more = db::next_configuration(c, n_pits);
+                        REQUIRE(more == (i + 1 < size));
+                    }
+                }
+                if (all) CHECK(seen.size() == size);  // a bijection: no two ranks alike
+            }
+        }
+        // rank_board ignores stores.
+        int south[6] = {1, 0, 3, 0, 2, 9}, north[6] = {0, 4, 0, 0, 1, 7};
+        Board a = Board::from_rows(6, south, north, 0, 0, kalah::Side::South);
+        Board b = Board::from_rows(6, south, north, 30, 40, kalah::Side::South);
+        CHECK(db::rank_board(a) == db::rank_board(b));
+    }
+
+    TEST_CASE("builder: every entry of m = 2..4 layers equals the brute force, both rules") {
+        for (Rule rule : {Rule::Standard, Rule::EmptyCapture}) {
+            for (int m = 2; m <= 4; ++m) {
+                const int k = m == 4 ? 10 : 12;
+                Brute brute(rule);
+                std::vector<std::vector<int8_t>> layers;
+                for (int s = 0; s <= k; ++s) {
+                    layers.push_back(db::build_layer(m, rule, s, layers));
+                    uint8_t c[12];
+                    db::unrank(0, s, 2 * m, c);
+                    for (uint64_t r = 0; r < layers[s].size(); ++r) {
+                        const Board b = db::board_from_configuration(c, m);
+                        const int want = brute.pits_value(b);
+                        if (layers[s][r] != want) {
+                            CAPTURE(m);
+                            CAPTURE(s);
+                            CAPTURE(r);
+                            REQUIRE(int(layers[s][r]) == want);
+                        }
+                        db::next_configuration(c, 2 * m);
+                    }
+                }
+            }
+        }
+    }
+
+    TEST_CASE("database: m = 4 to 12 seeds and m = 6 to 9 seeds, random entries vs brute force") {
+        std::mt19937_64 rng(11);
+        for (Rule rule : {Rule::Standard, Rule::EmptyCapture}) {
+            for (auto [m, k] : {std::pair{4, 12}, std::pair{6, 9}}) {
+                TempDir dir("probe");
+                build(dir.path.string(), m, rule, k);
+                std::string why;
+                auto d = db::Database::open(dir.path.string(), m, rule, 1 << 30, &why);
+                REQUIRE_MESSAGE(d, why);
+                CHECK(d->max_seeds() == k);
+                CHECK(d->pits() == m);
+                CHECK(d->rule() == rule);
+                Brute brute(rule);
+                for (int s = 0; s <= k; ++s) {
+                    for (int i = 0; i < 150; ++i) {
+                        uint8_t c[12];
+                        db::unrank(rng() % db::layer_size(2 * m, s), s, 2 * m, c);
+                        Board b = db::board_from_configuration(c, m);
+                        CAPTURE(s);
+                        REQUIRE(d->probe(b) == brute.pits_value(b));
+                    }
+                }
+            }
+        }
+    }
+
+    TEST_CASE("files: verify passes, rebuild is byte-identical, resume reuses layers") {
+        for (Rule rule : {Rule::Standard, Rule::EmptyCapture}) {
+            TempDir a("a"), b("b");
+            build(a.path.string(), 4, rule, 12);
+            auto res = verify(a.path.string());
+            CHECK_MESSAGE(res.ok(), (res.problems.empty() ? "" : res.problems[0]));
+            CHECK(res.files == 13);
+            CHECK(res.entries == db::layer_size(9, 12));
+            // Interrupted build: only layers 0..7 there, one half-written temp file.
+            build(b.path.string(), 4, rule, 7);
+            spit(b.file(4, rule, 8) + ".tmp", "partial");
+            auto stats = build(b.path.string(), 4, rule, 12);
+            for (int s = 0; s <= 12; ++s) {
+                CHECK(stats[s].reused == (s <= 7));
+                CHECK(slurp(a.file(4, rule, s)) == slurp(b.file(4, rule, s)));
+            }
+            // A damaged layer is rebuilt on resume, identical again.
+            spit(b.file(4, rule, 10), "garbage");
+            stats = build(b.path.string(), 4, rule, 12);
+            CHECK(!stats[10].reused);
+            CHECK(slurp(a.file(4, rule, 10)) == slurp(b.file(4, rule, 10)));
+        }
+    }
+
+    TEST_CASE("files: corruption, truncation, swapped rule and a wrong entry are detected") {
+        TempDir std_dir("std"), ec_dir("ec");
+        build(std_dir.path.string(), 4, Rule::Standard, 12);
+        build(ec_dir.path.string(), 4, Rule::EmptyCapture, 12);
+        const std::string good9 = slurp(std_dir.file(4, Rule::Standard, 9));
+        const std::string name9 = db::layer_file_name(4, Rule::Standard, 9);
+
+        SUBCASE("one flipped byte in a block") {
+            std::string bad = good9;
+            bad[bad.size() - 100] ^= 0x01;
+            spit(std_dir.file(4, Rule::Standard, 9), bad);
+            auto res = verify(std_dir.path.string());
+            CHECK(!res.ok());
+            CHECK(any_problem_has(res, name9 + ": block"));
+            std::string why;
+            auto d = db::Database::open(std_dir.path.string(), 4, Rule::Standard, 1 << 30, &why);
+            REQUIRE(d);
+            CHECK(d->max_seeds() == 8);  // the run of usable layers ends below the damage
+        }
+        SUBCASE("one flipped byte in the header") {
+            std::string bad = good9;
+            bad[20] ^= 0x40;
+            spit(std_dir.file(4, Rule::Standard, 9), bad);
+            auto res = verify(std_dir.path.string());
+            CHECK(!res.ok());
+            CHECK(any_problem_has(res, name9));
+        }
+        SUBCASE("truncated file") {
+            spit(std_dir.file(4, Rule::Standard, 9), good9.substr(0, good9.size() - 7));
+            auto res = verify(std_dir.path.string());
+            CHECK(!res.ok());
+            CHECK(any_problem_has(res, name9 + ": truncated"));
+        }
+        SUBCASE("the other rule's file under this rule's name") {
+            fs::copy_file(ec_dir.file(4, Rule::EmptyCapture, 9), std_dir.file(4, Rule::Standard, 9),
+                          fs::copy_options::overwrite_existing);
+            auto res = verify(std_dir.path.string());
+            CHECK(!res.ok());
+            CHECK(any_problem_has(res, name9 + ": holds m=4 empty-capture"));
+        }
+        SUBCASE("another m's file under this name") {
+            TempDir m3("m3");
+            build(m3.path.string(), 3, Rule::Standard, 9);
+            fs::copy_file(m3.file(3, Rule::Standard, 9), std_dir.file(4, Rule::Standard, 9),
+                          fs::copy_options::overwrite_existing);
+            auto res = verify(std_dir.path.string());
+            CHECK(!res.ok());
+            CHECK(any_problem_has(res, name9 + ": holds m=3"));
+        }
+        SUBCASE("a wrong value written with valid checksums") {
+            auto f = db::LayerFile::open(std_dir.file(4, Rule::Standard, 9), 4, Rule::Standard, 9);
+            auto values = f->read_all();
+            f.reset();
+            values[1234] = static_cast<int8_t>(values[1234] + 2);
+            db::write_layer(std_dir.file(4, Rule::Standard, 9), 4, Rule::Standard, 9,
+                            values.data(), values.size());
+            auto res = verify(std_dir.path.string());
+            CHECK(!res.ok());
+            CHECK(any_problem_has(res, name9 + ": entry 1234 "));
+        }
+        SUBCASE("a missing layer") {
+            fs::remove(std_dir.file(4, Rule::Standard, 5));
+            auto res = verify(std_dir.path.string());
+            CHECK(!res.ok());
+            CHECK(any_problem_has(res, db::layer_file_name(4, Rule::Standard, 5) + ": missing"));
+        }
+    }
+
+    TEST_CASE("probe: the block cache returns the resident values") {
+        TempDir dir("cache");
+        build(dir.path.string(), 4, Rule::Standard, 12);
+        std::string why;
+        auto full = db::Database::open(dir.path.string(), 4, Rule::Standard, 1 << 30, &why);
+        // 40 KB: layers up to ~8 resident, the rest through a tiny cache that must evict.
+        auto small = db::Database::open(dir.path.string(), 4, Rule::Standard, 40000, &why);
+        REQUIRE(full);
+        REQUIRE(small);
+        CHECK(full->resident_layers() == 13);
+        CHECK(small->resident_layers() < 13);
+        CHECK(small->max_seeds() == 12);
+        std::mt19937_64 rng(5);
+        int mismatches = 0;
+#pragma omp parallel for reduction(+ : mismatches)
+        for (int i = 0; i < 200000; ++i) {
+            thread_local std::mt19937_64 local(rng());
+            const int s = static_cast<int>(local() % 13);
+            uint8_t c[12];
+            db::unrank(local() % db::layer_size(8, s), s, 8, c);
+            const Board b = db::board_from_configuration(c, 4);
+            mismatches += full->probe(b) != small->probe(b);
+        }
+        CHECK(mismatches == 0);
+        CHECK(!db::Database::open(dir.path.string(), 5, Rule::Standard, 1 << 30, &why));
+        CHECK(why.find("no layer files") != std::string::npos);
+    }
+
+    TEST_CASE("cli: build-db and verify-db, bad input and damaged files") {
+        TempDir dir("cli");
+        const std::string d = dir.path.string();
+        auto r = run_kalah("build-db --pits 3 --max-seeds 8 --threads 2 --dir " + d);
+        CHECK(r.status == 0);
+        CHECK(r.err.find("layer 8/8") != std::string::npos);
+        r = run_kalah("verify-db --dir " + d);
+        CHECK(r.status == 0);
+        CHECK(r.out.find("OK: 9 layer files") != std::string::npos);
+        for (const char* bad : {"build-db --pits 7 --max-seeds 3", "build-db --pits 3",
+                                "build-db --pits 3 --max-seeds 3 --rule nope",
+                                "build-db --pits 6 --max-seeds 40 --memory-gb 1",
+                                "verify-db --dir /nonexistent/kalah"}) {
+            CAPTURE(bad);
+            r = run_kalah(std::string(bad) + " --dir " + d + "/x");
+            if (std::string(bad).find("verify") != std::string::npos) r = run_kalah(bad);
+            CAPTURE(r.err);
+            CHECK(r.status == 2);
+            CHECK(std::count(r.err.begin(), r.err.end(), '\n') == 1);
+        }
+        spit(dir.file(3, Rule::Standard, 6), "not a database");
+        r = run_kalah("verify-db --dir " + d);
+        CHECK(r.status == 1);
+        CHECK(r.err.find(db::layer_file_name(3, Rule::Standard, 6) + ": ") != std::string::npos);
+    }
+}
