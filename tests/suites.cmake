@@ -4,6 +4,7 @@ set(KALAH_TEST_SUITES
   core
   notation
   cli
+  db
 )
 foreach(suite ${KALAH_TEST_SUITES})
   add_test(NAME ${suite} COMMAND kalah_tests --test-suite=${suite} --no-version)
