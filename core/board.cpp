@@ -9,14 +9,27 @@ namespace {
 constexpr uint64_t kLowBytes7 = 0x7f7f7f7f7f7f7f7full;
 constexpr uint64_t kHighBits = 0x8080808080808080ull;
 
-// Per-m constants: masks of the rows and the sowing deltas.
+// Everything play() needs about sowing k seeds from pit p, in one 64-byte entry so that
+// a single (usually L1-resident: small k dominate) load follows the read of k. Masks are
+// split in the low and high 64 bits of the cells; "last" is the slot of the last seed.
+struct alignas(64) Sow {
+    Cells delta;        // add to cells: -k at p, +1 per seed on the circuit (see board.h)
+    uint64_t own_mask;  // 0xff at byte last when last is a mover's pit, else 0
+    uint64_t own_one;   // 1 at byte last when last is a mover's pit, else 1 (never equal
+                        // to x & own_mask = 0, so "the pit was empty" is false elsewhere)
+    uint64_t opp_lo;    // 0xff at the byte of the facing pit (slot 2m-last), own pits only
+    uint64_t opp_hi;
+    uint64_t opp_shift;  // bit offset of that byte within its 64-bit half
+    uint64_t stay;      // all ones when last is the mover's store (extra move), else 0
+};
+static_assert(sizeof(Sow) == 64);
+
+// Per-m constants: masks of the rows and the sowing table.
 struct Geometry {
     Cells own_row = 0;  // bytes 0..m-1
     Cells pits = 0;     // bytes 0..m-1 and m+1..2m
     uint64_t row_lo = 0;  // m low bytes set to 0xff (a row shifted down to byte 0)
-    // delta[p][k]: add to cells to sow k seeds from slot p (see board.h).
-    Cells delta[kMaxPits][kMaxSeeds + 1];
-    uint8_t last[kMaxPits][kMaxSeeds + 1];  // slot of the last seed
+    Sow sow[kMaxPits][kMaxSeeds + 1];
 };
 
 struct Tables {
@@ -32,6 +45,7 @@ struct Tables {
             geo.pits = geo.own_row | (geo.own_row << (8 * (m + 1)));
             for (int p = 0; p < m; ++p) {
                 for (int k = 0; k <= kMaxSeeds; ++k) {
+                    Sow& sw = geo.sow[p][k];
                     // Signed per-slot changes, accumulated as exact integer arithmetic
                     // modulo 2^128 (valid because every result byte stays in 0..255).
                     int change[2 * kMaxPits + 1] = {};
@@ -43,8 +57,17 @@ struct Tables {
                                      << (8 * s);
                         d = change[s] < 0 ? d - term : d + term;
                     }
-                    geo.delta[p][k] = d;
-                    geo.last[p][k] = static_cast<uint8_t>((p + k) % len);
+                    sw.delta = d;
+                    const int last = (p + k) % len;
+                    const bool own_pit = last < m;
+                    const int facing = 2 * m - last;
+                    const Cells opp = own_pit ? Cells(0xff) << (8 * facing) : 0;
+                    sw.own_mask = own_pit ? uint64_t(0xff) << (8 * last) : 0;
+                    sw.own_one = own_pit ? uint64_t(1) << (8 * last) : 1;
+                    sw.opp_lo = static_cast<uint64_t>(opp);
+                    sw.opp_hi = static_cast<uint64_t>(opp >> 64);
+                    sw.opp_shift = own_pit ? static_cast<uint64_t>(8 * (facing % 8)) : 0;
+                    sw.stay = last == m ? ~uint64_t(0) : 0;
                 }
             }
         }
@@ -129,31 +152,81 @@ void Board::flip() {
     to_move_ = other(to_move_);
 }
 
-MoveResult Board::play(int pit, Rule rule) {
-    const Geometry& geo = kTables.g[m_];
-    const int m = m_;
-    const int k = slot(pit);
-    cells_ += geo.delta[pit][k];
-    const int last = geo.last[pit][k];
+namespace {
+
+// Board::play for a fixed m, so that every shift and table offset is a constant; the
+// switch on m in Board::play is perfectly predicted (m never changes within a game).
+// Branch-light: extra moves and captures on random positions are unpredictable, so
+// both are applied through masks; only the rare game end branches. Works on the two
+// 64-bit halves: the mover's pits and store (slots 0..m <= 6) lie in the low half.
+// Returns the result; `pass` tells whether the turn passes to the opponent.
+template <int M>
+MoveResult play_fixed(Cells& cells, int pit, Rule rule, bool& pass) {
+    static_assert(M >= 1 && M <= 6, "slots 0..M must lie in the low 64 bits");
+    constexpr int kHalf = 8 * (M + 1);  // bits of a row and its store
+    // The lifted count read straight from memory (byte `pit`, little-endian layout),
+    // in parallel with the load of the whole cells.
+    const int k = reinterpret_cast<const uint8_t*>(&cells)[pit];
+    const Sow& sw = kTables.g[M].sow[pit][k];
+    const Cells c = cells + sw.delta;
+    uint64_t lo = static_cast<uint64_t>(c);
+    uint64_t hi = static_cast<uint64_t>(c >> 64);
+    // Last seed in a mover's pit that was empty: that pit now holds exactly 1.
+    const bool landed_empty = (lo & sw.own_mask) == sw.own_one;
+    // Seeds in the facing pit: only its byte survives the masks.
+    const uint64_t opp = (((lo & sw.opp_lo) | (hi & sw.opp_hi)) >> sw.opp_shift) & 0xff;
+    const bool capture = landed_empty & ((opp != 0) | (rule == Rule::EmptyCapture));
+    const uint64_t take = uint64_t(0) - uint64_t(capture);  // all ones when capturing
+    lo &= ~((sw.own_mask | sw.opp_lo) & take);
+    hi &= ~(sw.opp_hi & take);
+    lo += ((opp + 1) << (8 * M)) & take;
     MoveResult r;
-    if (last == m) {
-        r.extra = true;
-    } else if (last < m && slot(last) == 1) {
-        const int facing = 2 * m - last;
-        const int opp = slot(facing);
-        if (opp > 0 || rule == Rule::EmptyCapture) {
-            cells_ &= ~((Cells(0xff) << (8 * last)) | (Cells(0xff) << (8 * facing)));
-            cells_ += Cells(opp + 1) << (8 * m);
-            r.captured = static_cast<uint8_t>(opp + 1);
-        }
-    }
-    if (over()) {
-        sweep();
+    r.extra = sw.stay != 0;
+    r.captured = static_cast<uint8_t>((opp + 1) & take);
+    constexpr uint64_t kOwnRow = (uint64_t(1) << (8 * M)) - 1;
+    const Cells opp_row_cells = Cells(kOwnRow) << kHalf;
+    const bool own_empty = (lo & kOwnRow) == 0;
+    const bool opp_empty = ((lo & static_cast<uint64_t>(opp_row_cells)) |
+                            (hi & static_cast<uint64_t>(opp_row_cells >> 64))) == 0;
+    if (__builtin_expect(own_empty | opp_empty, 0)) {
+        // Game over: each side sweeps its row into its store; the view is unchanged.
+        const Cells now = (Cells(hi) << 64) | lo;
+        const uint64_t own_seeds = byte_sum(lo & kOwnRow);
+        const uint64_t opp_seeds = byte_sum(static_cast<uint64_t>(now >> kHalf) & kOwnRow);
+        cells = (now & ~(Cells(kOwnRow) | opp_row_cells)) + (Cells(own_seeds) << (8 * M)) +
+                (Cells(opp_seeds) << (8 * (2 * M + 1)));
         r.over = true;
         r.extra = false;
+        pass = false;
         return r;
     }
-    if (!r.extra) flip();
+    // Turn passes unless extra: swap the halves (a row and its store each), branch-free.
+    // Only bytes 0..2M+1 can be non-zero, so the shifts lose nothing.
+    constexpr uint64_t kFirst = (uint64_t(1) << kHalf) - 1;
+    const uint64_t first = lo & kFirst;
+    const uint64_t f_lo = (lo >> kHalf) | (hi << (64 - kHalf)) | (first << kHalf);
+    const uint64_t f_hi = (hi >> kHalf) | (first >> (64 - kHalf));
+    lo = (lo & sw.stay) | (f_lo & ~sw.stay);
+    hi = (hi & sw.stay) | (f_hi & ~sw.stay);
+    cells = (Cells(hi) << 64) | lo;
+    pass = !r.extra;
+    return r;
+}
+
+}  // namespace
+
+MoveResult Board::play(int pit, Rule rule) {
+    bool pass = false;
+    MoveResult r;
+    switch (m_) {
+        case 1: r = play_fixed<1>(cells_, pit, rule, pass); break;
+        case 2: r = play_fixed<2>(cells_, pit, rule, pass); break;
+        case 3: r = play_fixed<3>(cells_, pit, rule, pass); break;
+        case 4: r = play_fixed<4>(cells_, pit, rule, pass); break;
+        case 5: r = play_fixed<5>(cells_, pit, rule, pass); break;
+        default: r = play_fixed<6>(cells_, pit, rule, pass); break;
+    }
+    to_move_ = static_cast<Side>(static_cast<uint8_t>(to_move_) ^ static_cast<uint8_t>(pass));
     return r;
 }
 
