@@ -1,6 +1,8 @@
 // Board construction, SWAR sowing tables and move application.
 #include "core/board.h"
 
+#include <cstddef>
+#include <cstring>
 #include <stdexcept>
 
 namespace kalah {
@@ -159,9 +161,23 @@ namespace {
 // Branch-light: extra moves and captures on random positions are unpredictable, so
 // both are applied through masks; only the rare game end branches. Works on the two
 // 64-bit halves: the mover's pits and store (slots 0..m <= 6) lie in the low half.
-// Returns the result; `pass` tells whether the turn passes to the opponent.
+// The result as one integer (bytes: extra, over, captured, as in MoveResult). For a
+// struct of two bools and a byte GCC otherwise assembles the return value in memory and
+// reloads it, a store-forwarding stall on the hot path.
+inline uint32_t result_bits(bool extra, bool over, uint8_t captured) {
+    return uint32_t(extra) | uint32_t(over) << 8 | uint32_t(captured) << 16;
+}
+
+inline MoveResult make_result(uint32_t bits) {
+    static_assert(sizeof(MoveResult) == 3 && offsetof(MoveResult, extra) == 0 &&
+                  offsetof(MoveResult, over) == 1 && offsetof(MoveResult, captured) == 2);
+    MoveResult r;
+    std::memcpy(static_cast<void*>(&r), &bits, sizeof r);  // little-endian, like the cells
+    return r;
+}
+
 template <int M>
-MoveResult play_fixed(Cells& cells, int pit, Rule rule, bool& pass) {
+uint32_t play_fixed(Cells& cells, Side& to_move, int pit, Rule rule) {
     static_assert(M >= 1 && M <= 6, "slots 0..M must lie in the low 64 bits");
     constexpr int kHalf = 8 * (M + 1);  // bits of a row and its store
     // The lifted count read straight from memory (byte `pit`, little-endian layout),
@@ -180,9 +196,8 @@ MoveResult play_fixed(Cells& cells, int pit, Rule rule, bool& pass) {
     lo &= ~((sw.own_mask | sw.opp_lo) & take);
     hi &= ~(sw.opp_hi & take);
     lo += ((opp + 1) << (8 * M)) & take;
-    MoveResult r;
-    r.extra = sw.stay != 0;
-    r.captured = static_cast<uint8_t>((opp + 1) & take);
+    const bool extra = sw.stay != 0;
+    const auto captured = static_cast<uint8_t>((opp + 1) & take);
     constexpr uint64_t kOwnRow = (uint64_t(1) << (8 * M)) - 1;
     const Cells opp_row_cells = Cells(kOwnRow) << kHalf;
     const bool own_empty = (lo & kOwnRow) == 0;
@@ -195,10 +210,7 @@ MoveResult play_fixed(Cells& cells, int pit, Rule rule, bool& pass) {
         const uint64_t opp_seeds = byte_sum(static_cast<uint64_t>(now >> kHalf) & kOwnRow);
         cells = (now & ~(Cells(kOwnRow) | opp_row_cells)) + (Cells(own_seeds) << (8 * M)) +
                 (Cells(opp_seeds) << (8 * (2 * M + 1)));
-        r.over = true;
-        r.extra = false;
-        pass = false;
-        return r;
+        return result_bits(false, true, captured);
     }
     // Turn passes unless extra: swap the halves (a row and its store each), branch-free.
     // Only bytes 0..2M+1 can be non-zero, so the shifts lose nothing.
@@ -209,25 +221,23 @@ MoveResult play_fixed(Cells& cells, int pit, Rule rule, bool& pass) {
     lo = (lo & sw.stay) | (f_lo & ~sw.stay);
     hi = (hi & sw.stay) | (f_hi & ~sw.stay);
     cells = (Cells(hi) << 64) | lo;
-    pass = !r.extra;
-    return r;
+    to_move = static_cast<Side>(static_cast<uint8_t>(to_move) ^ static_cast<uint8_t>(!extra));
+    return result_bits(extra, false, captured);
 }
 
 }  // namespace
 
 MoveResult Board::play(int pit, Rule rule) {
-    bool pass = false;
-    MoveResult r;
+    uint32_t bits;
     switch (m_) {
-        case 1: r = play_fixed<1>(cells_, pit, rule, pass); break;
-        case 2: r = play_fixed<2>(cells_, pit, rule, pass); break;
-        case 3: r = play_fixed<3>(cells_, pit, rule, pass); break;
-        case 4: r = play_fixed<4>(cells_, pit, rule, pass); break;
-        case 5: r = play_fixed<5>(cells_, pit, rule, pass); break;
-        default: r = play_fixed<6>(cells_, pit, rule, pass); break;
+        case 1: bits = play_fixed<1>(cells_, to_move_, pit, rule); break;
+        case 2: bits = play_fixed<2>(cells_, to_move_, pit, rule); break;
+        case 3: bits = play_fixed<3>(cells_, to_move_, pit, rule); break;
+        case 4: bits = play_fixed<4>(cells_, to_move_, pit, rule); break;
+        case 5: bits = play_fixed<5>(cells_, to_move_, pit, rule); break;
+        default: bits = play_fixed<6>(cells_, to_move_, pit, rule); break;
     }
-    to_move_ = static_cast<Side>(static_cast<uint8_t>(to_move_) ^ static_cast<uint8_t>(pass));
-    return r;
+    return make_result(bits);
 }
 
 Cells Board::pits_key() const { return cells_ & kTables.g[m_].pits; }
