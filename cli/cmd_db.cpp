@@ -71,7 +71,9 @@ int run_verify(const std::vector<std::string>& args) {
     return res.ok() ? 0 : 1;
 }
 
-int guarded_build(const std::vector<std::string>& args) { return guarded("build-db", run_build, args); }
+int guarded_build(const std::vector<std::string>& args) {
+    return guarded("build-db", run_build, args);
+}
 int guarded_verify(const std::vector<std::string>& args) {
     return guarded("verify-db", run_verify, args);
 }

@@ -8,6 +8,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <ctime>
 #include <filesystem>
 #include <ostream>
 #include <stdexcept>
@@ -23,6 +24,12 @@ using Clock = std::chrono::steady_clock;
 
 double since(Clock::time_point t0) {
     return std::chrono::duration<double>(Clock::now() - t0).count();
+}
+
+double cpu_now() {
+    timespec ts;
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+    return static_cast<double>(ts.tv_sec) + 1e-9 * static_cast<double>(ts.tv_nsec);
 }
 
 std::string fmt_duration(double sec) {
@@ -48,17 +55,40 @@ public:
         if (b.over()) {
             best = b.seeds_in_row_own() - b.seeds_in_row_opp();
         } else {
-            best = -1000;
+            // Two passes: play every move and prefetch the lower-layer entries (random
+            // reads in layers of up to a GB), then combine. Per move: the store difference
+            // in the child's view, how the child counts (+1 extra move, -1 turn passed,
+            // 0 game over) and where its value is.
+            struct Child {
+                Board pits;
+                int diff;
+                int sign;
+                int s2;
+                uint64_t r2;
+            };
+            Child kids[kMaxPits];
+            int count = 0;
             for (unsigned mask = b.legal_mask(); mask; mask &= mask - 1) {
                 Board c = b;
                 const MoveResult mr = c.play(__builtin_ctz(mask), rule_);
-                const int diff = c.own_store() - c.opp_store();  // in c's view
+                Child& k = kids[count++];
+                k.diff = c.own_store() - c.opp_store();
+                k.sign = mr.over ? 0 : mr.extra ? 1 : -1;
+                if (k.sign == 0) continue;
+                k.s2 = s_ - c.own_store() - c.opp_store();
+                k.pits = c.without_stores();
+                k.r2 = rank_board(k.pits);
+                if (k.s2 != s_) __builtin_prefetch(&lower_[k.s2][k.r2]);
+            }
+            best = -1000;
+            for (int i = 0; i < count; ++i) {
+                const Child& k = kids[i];
                 int v;
-                if (mr.over) {
-                    v = diff;  // view kept, everything swept
+                if (k.sign == 0) {
+                    v = k.diff;  // view kept, everything swept
                 } else {
-                    const int child = child_value(c);
-                    v = mr.extra ? diff + child : -diff - child;
+                    const int child = k.s2 == s_ ? value(k.pits, k.r2) : lower_[k.s2][k.r2];
+                    v = k.sign > 0 ? k.diff + child : -k.diff - child;
                 }
                 if (v > best) best = v;
             }
@@ -68,14 +98,6 @@ public:
     }
 
 private:
-    int child_value(const Board& c) {
-        const Board pits = c.without_stores();
-        const int s2 = s_ - c.own_store() - c.opp_store();
-        const uint64_t r2 = rank_board(pits);
-        if (s2 == s_) return value(pits, r2);
-        return lower_[s2][r2];
-    }
-
     Rule rule_;
     int s_;
     int8_t* cur_;
@@ -134,14 +156,16 @@ std::vector<LayerStats> build_database(const BuildOptions& opts) {
         while (fits > 0 && static_cast<double>(build_memory_bytes(opts.m, fits)) > have) --fits;
         char buf[160];
         std::snprintf(buf, sizeof buf,
-                      "layers 0..%d need %.2f GB, above --memory-gb %.2f (at most --max-seeds %d fits)",
+                      "layers 0..%d need %.2f GB, above --memory-gb %.2f "
+                      "(at most --max-seeds %d fits)",
                       opts.max_seeds, need / 1e9, opts.memory_gb, fits);
         throw std::invalid_argument(buf);
     }
     if (opts.threads > 0) omp_set_num_threads(opts.threads);
     std::error_code ec;
     std::filesystem::create_directories(opts.dir, ec);
-    if (ec) throw std::invalid_argument("cannot create directory " + opts.dir + ": " + ec.message());
+    if (ec)
+        throw std::invalid_argument("cannot create directory " + opts.dir + ": " + ec.message());
 
     std::ostream* log = opts.log;
     const bool tty = log != nullptr && ::isatty(2);
@@ -169,6 +193,7 @@ std::vector<LayerStats> build_database(const BuildOptions& opts) {
         }
         if (!st.reused) {
             const auto t0 = Clock::now();
+            const double cpu0 = cpu_now();
             auto progress = [&](uint64_t done, uint64_t total) {
                 if (!tty) return;
                 const double el = since(t0);
@@ -182,6 +207,7 @@ std::vector<LayerStats> build_database(const BuildOptions& opts) {
             layers.push_back(build_layer(opts.m, opts.rule, s, layers, progress));
             write_layer(path, opts.m, opts.rule, s, layers.back().data(), n);
             st.seconds = since(t0);
+            st.cpu_seconds = cpu_now() - cpu0;
             st.compressed_bytes = std::filesystem::file_size(path);
             rate = n / std::max(st.seconds, 1e-9);
         }
@@ -190,11 +216,13 @@ std::vector<LayerStats> build_database(const BuildOptions& opts) {
             char buf[256];
             std::string eta = rate > 0 ? fmt_duration(total_left / rate) : "?";
             std::snprintf(buf, sizeof buf,
-                          "%slayer %d/%d: %llu entries, %s (%.2f M/s), %.1f MB -> %.1f MB (%.2fx); "
-                          "elapsed %s, ETA %s\n",
+                          "%slayer %d/%d: %llu entries, %s (%.2f M/s, cpu %.1fs), "
+                          "%.1f MB -> %.1f MB "
+                          "(%.2fx); elapsed %s, ETA %s\n",
                           tty ? "\r" : "", s, opts.max_seeds, (unsigned long long)n,
                           st.reused ? "reused" : fmt_duration(st.seconds).c_str(),
-                          st.reused ? 0.0 : n / std::max(st.seconds, 1e-9) / 1e6, n / 1e6,
+                          st.reused ? 0.0 : n / std::max(st.seconds, 1e-9) / 1e6, st.cpu_seconds,
+                          n / 1e6,
                           st.compressed_bytes / 1e6,
                           double(n) / std::max<uint64_t>(st.compressed_bytes, 1),
                           fmt_duration(since(t_all)).c_str(), eta.c_str());

@@ -46,6 +46,7 @@ struct LayerStats {
     int s = 0;
     uint64_t entries = 0;
     double seconds = 0;           // build (and write) time; 0 when the file was reused
+    double cpu_seconds = 0;       // process CPU time of the same (all threads)
     uint64_t compressed_bytes = 0;
     bool reused = false;          // a valid file was already there (resume)
 };

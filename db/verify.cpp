@@ -39,8 +39,8 @@ int rederive(const Board& b, Rule rule, const std::vector<std::vector<int8_t>>& 
     return best;
 }
 
-void verify_set(const std::string& dir, int m, Rule rule, const std::map<int, fs::path>& found,
-                const VerifyOptions& opts, VerifyResult& res) {
+void verify_set(int m, Rule rule, const std::map<int, fs::path>& found, const VerifyOptions& opts,
+                VerifyResult& res) {
     std::vector<std::vector<int8_t>> layers;
     std::vector<std::string> names;
     const int top = found.rbegin()->first;
@@ -60,7 +60,6 @@ void verify_set(const std::string& dir, int m, Rule rule, const std::map<int, fs
             break;
         }
     }
-    (void)dir;
     for (int s = 0; s < static_cast<int>(layers.size()); ++s) {
         const auto t0 = std::chrono::steady_clock::now();
         const uint64_t n = layers[s].size();
@@ -74,7 +73,8 @@ void verify_set(const std::string& dir, int m, Rule rule, const std::map<int, fs
                 uint8_t c[kMaxIndexPits];
                 unrank(static_cast<uint64_t>(r), s, 2 * m, c);
                 const Board b = board_from_configuration(c, m);
-                if (rederive(b, rule, layers) != layers[s][r]) local_bad = std::min<uint64_t>(local_bad, r);
+                if (rederive(b, rule, layers) != layers[s][r])
+                    local_bad = std::min<uint64_t>(local_bad, static_cast<uint64_t>(r));
             }
 #pragma omp critical
             first_bad = std::min(first_bad, local_bad);
@@ -131,10 +131,14 @@ VerifyResult verify_database(const VerifyOptions& opts) {
         }
         sets[{m, static_cast<int>(rule)}][s] = e.path();
     }
-    if (sets.empty()) res.problems.push_back("no layer files" + std::string(opts.m ? " for m=" + std::to_string(opts.m) : "") +
-                                             (opts.rule ? " " + rule_name(*opts.rule) : "") + " in " + opts.dir);
+    if (sets.empty()) {
+        std::string what = "no layer files";
+        if (opts.m) what += " for m=" + std::to_string(opts.m);
+        if (opts.rule) what += " " + rule_name(*opts.rule);
+        res.problems.push_back(what + " in " + opts.dir);
+    }
     for (const auto& [key, files] : sets)
-        verify_set(opts.dir, key.first, static_cast<Rule>(key.second), files, opts, res);
+        verify_set(key.first, static_cast<Rule>(key.second), files, opts, res);
     return res;
 }
 

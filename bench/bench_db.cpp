@@ -1,0 +1,109 @@
+// Google Benchmark: endgame database probe latency, resident layers and the block cache.
+#include <benchmark/benchmark.h>
+
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <random>
+#include <vector>
+
+#include "db/builder.h"
+#include "db/database.h"
+#include "db/index.h"
+
+namespace {
+namespace db = kalah::db;
+using kalah::Board;
+using kalah::Rule;
+
+// The database probed: $KALAH_BENCH_DB (an m = 6 standard directory) if set, else layers
+// 0..kK of m = 6 built once into a temp directory (a few seconds).
+constexpr int kK = 16;
+
+struct Fixture {
+    std::string dir;
+    bool temp = false;
+    int k = kK;
+    Fixture() {
+        if (const char* env = std::getenv("KALAH_BENCH_DB")) {
+            dir = env;
+        } else {
+            dir = (std::filesystem::temp_directory_path() /
+                   ("kalah_bench_db_" + std::to_string(::getpid())))
+                      .string();
+            temp = true;
+            db::BuildOptions o;
+            o.dir = dir;
+            o.m = 6;
+            o.max_seeds = kK;
+            db::build_database(o);
+        }
+        std::string why;
+        auto d = db::Database::open(dir, 6, Rule::Standard, size_t(1) << 34, &why);
+        if (!d) throw std::runtime_error(why);
+        k = d->max_seeds();
+    }
+    ~Fixture() {
+        if (temp) std::filesystem::remove_all(dir);
+    }
+};
+
+Fixture& fixture() {
+    static Fixture f;
+    return f;
+}
+
+// Random configurations of the top layer (the one the search meets first).
+std::vector<Board> positions(int s, size_t count) {
+    std::mt19937_64 rng(3);
+    std::vector<Board> out;
+    for (size_t i = 0; i < count; ++i) {
+        uint8_t c[12];
+        db::unrank(rng() % db::layer_size(12, s), s, 12, c);
+        out.push_back(db::board_from_configuration(c, 6));
+    }
+    return out;
+}
+
+void run_probes(benchmark::State& state, size_t memory) {
+    auto& f = fixture();
+    std::string why;
+    auto d = db::Database::open(f.dir, 6, Rule::Standard, memory, &why);
+    if (!d) {
+        state.SkipWithError(why.c_str());
+        return;
+    }
+    const auto pos = positions(f.k, 1 << 16);
+    size_t i = 0;
+    int64_t sum = 0;
+    for (auto _ : state) {
+        sum += d->probe(pos[i++ & (pos.size() - 1)]);
+    }
+    benchmark::DoNotOptimize(sum);
+    state.counters["resident_layers"] = d->resident_layers();
+    state.counters["max_seeds"] = d->max_seeds();
+}
+
+// Every layer decoded in memory: rank + one byte load.
+void BM_ProbeResident(benchmark::State& state) { run_probes(state, size_t(1) << 34); }
+// Top layers through a cache too small for the random probes: nearly every probe
+// reads, checks and decodes a 64 KiB block.
+void BM_ProbeCachedMiss(benchmark::State& state) { run_probes(state, size_t(8) << 20); }
+
+// Layers below the top resident, the top layer through a cache about as large as the
+// layer (direct-mapped, so some collisions remain): probes mostly hit decoded blocks.
+void BM_ProbeCachedHit(benchmark::State& state) {
+    auto& f = fixture();
+    // open() keeps 3/4 of the bound for resident layers: put that between the layers below
+    // the top and all layers, so the cache gets the rest (below/3 + 2/3 of the top layer).
+    const double top = static_cast<double>(db::layer_size(12, f.k));
+    const double below = static_cast<double>(db::layer_size(13, f.k - 1));
+    run_probes(state, static_cast<size_t>((below + top / 2) / 0.75));
+}
+
+BENCHMARK(BM_ProbeResident);
+BENCHMARK(BM_ProbeCachedMiss);
+BENCHMARK(BM_ProbeCachedHit);
+
+}  // namespace
