@@ -55,8 +55,8 @@ struct Tables {
                     for (int j = 1; j <= k; ++j) change[(p + j) % len] += 1;
                     Cells d = 0;
                     for (int s = 0; s < len; ++s) {
-                        Cells term = Cells(static_cast<unsigned>(change[s] < 0 ? -change[s] : change[s]))
-                                     << (8 * s);
+                        const int size = change[s] < 0 ? -change[s] : change[s];
+                        Cells term = Cells(static_cast<unsigned>(size)) << (8 * s);
                         d = change[s] < 0 ? d - term : d + term;
                     }
                     sw.delta = d;

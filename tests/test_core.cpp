@@ -223,7 +223,7 @@ TEST_SUITE("core") {
         MESSAGE("arbitrary positions: " << positions << ", moves compared: " << d.moves);
     }
 
-    TEST_CASE("differential: every move of every arbitrary exact-lap pit") {
+    TEST_CASE("differential: every pit and seed count, alone on its row") {
         // Deterministic sweep: each m, each pit, k = 1..127 seeds in that pit alone
         // (plus one opposite seed or not), both rules, both sides to move.
         Diff d;

@@ -124,7 +124,8 @@ TEST_SUITE("notation") {
                     for (int kind = 0; kind < 6; ++kind) {
                         MoveResult r;
                         r.extra = kind == 1;
-                        r.captured = static_cast<uint8_t>(kind >= 2 && kind <= 3 ? 1 + 7 * kind : 0);
+                        const bool capture = kind == 2 || kind == 3;
+                        r.captured = static_cast<uint8_t>(capture ? 1 + 7 * kind : 0);
                         r.over = kind == 3 || kind == 4;
                         std::string text = kalah::format_move(side, pit, r);
                         CAPTURE(text);
@@ -199,7 +200,8 @@ TEST_SUITE("notation") {
                         Board r2 = Board::start(m, n);
                         auto played2 = kalah::replay(r2, bare, rule);
                         CHECK(r2 == b);
-                        for (size_t i = 0; i < texts.size(); ++i) CHECK(played2[i].text == texts[i]);
+                        for (size_t i = 0; i < texts.size(); ++i)
+                            CHECK(played2[i].text == texts[i]);
                         // A move after the end is rejected.
                         Board r3 = Board::start(m, n);
                         CHECK_THROWS_AS(kalah::replay(r3, bare + " A1", rule), InputError);
