@@ -22,14 +22,14 @@ struct alignas(64) Sow {
     uint64_t opp_lo;    // 0xff at the byte of the facing pit (slot 2m-last), own pits only
     uint64_t opp_hi;
     uint64_t opp_shift;  // bit offset of that byte within its 64-bit half
-    uint64_t stay;      // all ones when last is the mover's store (extra move), else 0
+    uint64_t stay;       // all ones when last is the mover's store (extra move), else 0
 };
 static_assert(sizeof(Sow) == 64);
 
 // Per-m constants: masks of the rows and the sowing table.
 struct Geometry {
-    Cells own_row = 0;  // bytes 0..m-1
-    Cells pits = 0;     // bytes 0..m-1 and m+1..2m
+    Cells own_row = 0;    // bytes 0..m-1
+    Cells pits = 0;       // bytes 0..m-1 and m+1..2m
     uint64_t row_lo = 0;  // m low bytes set to 0xff (a row shifted down to byte 0)
     Sow sow[kMaxPits][kMaxSeeds + 1];
 };
@@ -89,8 +89,8 @@ Board Board::start(int m, int n) {
     return from_rows(m, south, north, 0, 0, Side::South);
 }
 
-Board Board::from_rows(int m, const int* south, const int* north, int store_south,
-                       int store_north, Side to_move) {
+Board Board::from_rows(int m, const int* south, const int* north, int store_south, int store_north,
+                       Side to_move) {
     if (m < 1 || m > kMaxPits) throw std::invalid_argument("pits per side must be 1..6");
     long total = static_cast<long>(store_south) + store_north;
     if (store_south < 0 || store_north < 0) throw std::invalid_argument("negative store");
@@ -230,12 +230,24 @@ uint32_t play_fixed(Cells& cells, Side& to_move, int pit, Rule rule) {
 MoveResult Board::play(int pit, Rule rule) {
     uint32_t bits;
     switch (m_) {
-        case 1: bits = play_fixed<1>(cells_, to_move_, pit, rule); break;
-        case 2: bits = play_fixed<2>(cells_, to_move_, pit, rule); break;
-        case 3: bits = play_fixed<3>(cells_, to_move_, pit, rule); break;
-        case 4: bits = play_fixed<4>(cells_, to_move_, pit, rule); break;
-        case 5: bits = play_fixed<5>(cells_, to_move_, pit, rule); break;
-        default: bits = play_fixed<6>(cells_, to_move_, pit, rule); break;
+        case 1:
+            bits = play_fixed<1>(cells_, to_move_, pit, rule);
+            break;
+        case 2:
+            bits = play_fixed<2>(cells_, to_move_, pit, rule);
+            break;
+        case 3:
+            bits = play_fixed<3>(cells_, to_move_, pit, rule);
+            break;
+        case 4:
+            bits = play_fixed<4>(cells_, to_move_, pit, rule);
+            break;
+        case 5:
+            bits = play_fixed<5>(cells_, to_move_, pit, rule);
+            break;
+        default:
+            bits = play_fixed<6>(cells_, to_move_, pit, rule);
+            break;
     }
     return make_result(bits);
 }

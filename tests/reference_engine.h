@@ -73,7 +73,7 @@ inline Result play(Pos& p, int pit, kalah::Rule rule) {
 
     int seeds = own[pit];
     own[pit] = 0;
-    int pos = pit;            // index in circuit of the slot that got the latest seed
+    int pos = pit;              // index in circuit of the slot that got the latest seed
     int before_last_drop = -1;  // count of the last slot just before its final seed
     while (seeds > 0) {
         pos = (pos + 1) % static_cast<int>(circuit.size());

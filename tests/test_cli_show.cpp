@@ -77,12 +77,8 @@ TEST_SUITE("cli") {
         check_bad_input("--moves \"A3x2\"", "wrong suffix: the move is A3+");
         check_bad_input("--moves \"A3+ A6+\"", "wrong suffix: the move is A6");
     }
-    TEST_CASE("bad input: unknown rule") {
-        check_bad_input("--rule foo", "unknown rule 'foo'");
-    }
-    TEST_CASE("bad input: unknown option") {
-        check_bad_input("--frobnicate", "frobnicate");
-    }
+    TEST_CASE("bad input: unknown rule") { check_bad_input("--rule foo", "unknown rule 'foo'"); }
+    TEST_CASE("bad input: unknown option") { check_bad_input("--frobnicate", "frobnicate"); }
     TEST_CASE("bad input: --pits/--seeds out of range") {
         check_bad_input("--pits 7 --seeds 4", "--pits must be 1..6");
         check_bad_input("--pits 0 --seeds 4", "--pits must be 1..6");

@@ -67,12 +67,11 @@ struct Diff {
         ++moves;
         // The context text is built only when needed: it would dominate the runtime.
         auto ctx = [&] {
-            return describe(before) + " pit " + std::to_string(pit) + " " +
-                   kalah::rule_name(rule);
+            return describe(before) + " pit " + std::to_string(pit) + " " + kalah::rule_name(rule);
         };
         if (r.extra != q.extra || r.over != q.over || r.captured != q.captured) {
-            fail(ctx() + ": result (extra,over,captured) board " + std::to_string(r.extra) +
-                 "," + std::to_string(r.over) + "," + std::to_string(r.captured) + " ref " +
+            fail(ctx() + ": result (extra,over,captured) board " + std::to_string(r.extra) + "," +
+                 std::to_string(r.over) + "," + std::to_string(r.captured) + " ref " +
                  std::to_string(q.extra) + "," + std::to_string(q.over) + "," +
                  std::to_string(q.captured));
             return false;
@@ -252,7 +251,7 @@ TEST_SUITE("core") {
         struct Case {
             int m, n, depth;
         };
-        const Case cases[] = {{1, 1, 6}, {2, 2, 8},  {3, 3, 7}, {4, 3, 6},
+        const Case cases[] = {{1, 1, 6}, {2, 2, 8}, {3, 3, 7}, {4, 3, 6},
                               {5, 4, 5}, {6, 4, 5}, {6, 6, 5}, {6, 10, 4}};
         for (const Case& c : cases)
             for (Rule rule : kRules) {
@@ -274,12 +273,12 @@ TEST_SUITE("core") {
             long leaves;
         };
         const Pin pins[] = {
-            {6, 4, 7, Rule::Standard, 114430},   {6, 4, 7, Rule::EmptyCapture, 113959},
-            {6, 6, 8, Rule::Standard, 962153},   {6, 6, 8, Rule::EmptyCapture, 961846},
-            {5, 4, 8, Rule::Standard, 134771},   {5, 4, 8, Rule::EmptyCapture, 134534},
-            {4, 3, 12, Rule::Standard, 940713},  {4, 3, 12, Rule::EmptyCapture, 905507},
-            {3, 3, 14, Rule::Standard, 51745},   {3, 3, 14, Rule::EmptyCapture, 45212},
-            {2, 3, 14, Rule::Standard, 45},      {2, 3, 14, Rule::EmptyCapture, 42},
+            {6, 4, 7, Rule::Standard, 114430},  {6, 4, 7, Rule::EmptyCapture, 113959},
+            {6, 6, 8, Rule::Standard, 962153},  {6, 6, 8, Rule::EmptyCapture, 961846},
+            {5, 4, 8, Rule::Standard, 134771},  {5, 4, 8, Rule::EmptyCapture, 134534},
+            {4, 3, 12, Rule::Standard, 940713}, {4, 3, 12, Rule::EmptyCapture, 905507},
+            {3, 3, 14, Rule::Standard, 51745},  {3, 3, 14, Rule::EmptyCapture, 45212},
+            {2, 3, 14, Rule::Standard, 45},     {2, 3, 14, Rule::EmptyCapture, 42},
         };
         for (const Pin& p : pins) {
             CAPTURE(p.m);
