@@ -14,7 +14,8 @@ namespace {
 
 // Direct-mapped cache of decoded blocks of the non-resident layers. Each slot has its own
 // mutex, held while a probe reads the slot (and while a miss decodes into it), so readers
-// never see a half-written block. Slot of (layer, block): a hash of both.
+// never see a half-written block. Slot of (layer, block): block + a per-layer offset, so
+// consecutive blocks of one layer never evict each other.
 class BlockCache {
 public:
     BlockCache(size_t slots, uint32_t block_size) : slots_(std::max<size_t>(slots, 1)) {
@@ -22,7 +23,8 @@ public:
     }
     int get(const LayerFile& f, int layer, uint32_t block, uint32_t offset) const {
         const uint64_t key = (static_cast<uint64_t>(layer) << 32) | block;
-        Slot& slot = slots_[(key * 0x9E3779B97F4A7C15ull >> 20) % slots_.size()];
+        const uint64_t spread = static_cast<uint64_t>(layer) * 0x9E3779B1ull + block;
+        Slot& slot = slots_[spread % slots_.size()];
         std::lock_guard<std::mutex> lock(slot.mutex);
         if (slot.key != key) {
             slot.key = ~0ull;  // stays invalid if decoding throws
