@@ -18,6 +18,7 @@
 #include "db/index.h"
 #include "db/verify.h"
 #include "reference_engine.h"
+#include "solver/solver.h"
 
 namespace {
 
@@ -246,6 +247,38 @@ TEST_SUITE("db") {
                         CAPTURE(s);
                         REQUIRE(d->probe(b) == brute.pits_value(b));
                     }
+                }
+            }
+        }
+    }
+
+    TEST_CASE("database: m = 6 entries equal the solver without a database, and with one") {
+        std::mt19937_64 rng(23);
+        for (Rule rule : {Rule::Standard, Rule::EmptyCapture}) {
+            TempDir dir("solver");
+            const int k = 13;
+            build(dir.path.string(), 6, rule, k);
+            std::string why;
+            auto d = db::Database::open(dir.path.string(), 6, rule, 1 << 30, &why);
+            REQUIRE_MESSAGE(d, why);
+            kalah::SolverOptions plain_opts;
+            plain_opts.tt_mb = 16;
+            kalah::Solver plain(6, rule, plain_opts);
+            kalah::SolverOptions db_opts = plain_opts;
+            db_opts.db = d.get();
+            kalah::Solver with_db(6, rule, db_opts);
+            for (int s = 2; s <= k + 4; ++s) {
+                for (int i = 0; i < 12; ++i) {
+                    uint8_t c[12];
+                    Board b;
+                    do {  // both rows non-empty: a position the search can meet
+                        db::unrank(rng() % db::layer_size(12, s), s, 12, c);
+                        b = db::board_from_configuration(c, 6);
+                    } while (b.over());
+                    CAPTURE(s);
+                    const int want = plain.pits_value(b);
+                    if (s <= k) REQUIRE(d->probe(b) == want);
+                    REQUIRE(with_db.pits_value(b) == want);
                 }
             }
         }
