@@ -1,6 +1,20 @@
 // Exact Kalah solver: MTD(f) over fail-soft null-window alpha-beta with an exact TT.
 #pragma once
 
+// The search works on pits-only positions (stores zero, mover's view). Its value v(pits)
+// is the mover's final store minus the opponent's counting only seeds now in pits, so
+// -s <= v <= s and v == s (mod 2) for s seeds in pits. For a move with gain g (the mover's
+// store minus the opponent's right after it): game over -> g; extra move -> g + v(child);
+// otherwise g - v(child). The position value is store difference + v(pits).
+//
+// Return contract of the internal search(b, alpha, beta) (fail-soft, alpha < beta):
+//   r <= alpha : fail low,  v <= r
+//   r >= beta  : fail high, v >= r
+//   otherwise  : exact,     v == r
+// MTD(f) runs null-window searches (beta-1, beta) with beta == s (mod 2) until the lower
+// and upper bounds meet; each pass moves a bound by at least 2. Every bound stored in the
+// transposition table is a true bound on the exact value, so entries never go stale.
+
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -24,6 +38,10 @@ struct SolverOptions {
     std::optional<int> guess;           // first MTD(f) guess (pits value, mover's view)
     // Called after every MTD(f) pass (for progress on stderr); may be empty.
     std::function<void(const std::string&)> progress;
+    // Search features, switchable for measurements (results/solver.md); all exact.
+    bool use_tt_move = true;    // search the TT's best move first
+    bool use_ordering = true;   // then extra moves, captures, pits nearest the store
+    bool use_etc = true;        // enhanced transposition cutoffs (probe children first)
 };
 
 struct SolverStats {

@@ -5,6 +5,8 @@ set(KALAH_TEST_SUITES
   notation
   cli
   db
+  solver
+  analysis
 )
 foreach(suite ${KALAH_TEST_SUITES})
   add_test(NAME ${suite} COMMAND kalah_tests --test-suite=${suite} --no-version)

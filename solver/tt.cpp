@@ -1,0 +1,172 @@
+// Transposition table: key packing, bucket hashing, bound merging and replacement.
+#include "solver/tt.h"
+
+#include <algorithm>
+#include <cassert>
+#include <cstdlib>
+#include <new>
+
+#include <sys/mman.h>
+
+namespace kalah {
+namespace {
+
+constexpr uint64_t kUsed = uint64_t(1) << 56;
+constexpr int kNoMove = 7;
+constexpr bool kUseHuge = false;
+
+inline uint64_t mix(uint64_t h) {
+    h ^= h >> 33;
+    h *= 0xff51afd7ed558ccdull;
+    h ^= h >> 33;
+    h *= 0xc4ceb9fe1a85ec53ull;
+    h ^= h >> 33;
+    return h;
+}
+
+inline int log2_nodes(uint64_t nodes) {
+    int l = 64 - __builtin_clzll(nodes + 1) - 1;
+    return std::min(l, 31);
+}
+
+inline uint64_t pack(const TTKey& k, int lower, int upper, int move, int lognodes) {
+    return uint64_t(k.hi) | (uint64_t(lower + 128) << 32) | (uint64_t(upper + 128) << 40) |
+           (uint64_t(move < 0 ? kNoMove : move) << 48) | (uint64_t(lognodes) << 51) | kUsed;
+}
+inline int lower_of(uint64_t w1) { return int((w1 >> 32) & 0xff) - 128; }
+inline int upper_of(uint64_t w1) { return int((w1 >> 40) & 0xff) - 128; }
+inline int move_of(uint64_t w1) {
+    int m = int((w1 >> 48) & 7);
+    return m == kNoMove ? -1 : m;
+}
+inline int lognodes_of(uint64_t w1) { return int((w1 >> 51) & 31); }
+inline bool matches(const uint64_t w0, const uint64_t w1, const TTKey& k) {
+    return (w1 & kUsed) && w0 == k.lo && uint32_t(w1) == k.hi;
+}
+
+}  // namespace
+
+TTKey TTKey::of(const Board& b) {
+    const Cells c = b.pits_key();
+    const int m = b.pits();
+    const Cells own_mask = (Cells(1) << (8 * m)) - 1;
+    // Byte m (the mover's store) is zero in pits_key, so shifting down by one byte moves
+    // the opponent's pits to bytes m..2m-1 and the (zero) opponent's store to byte 2m.
+    const Cells packed = (c & own_mask) | ((c >> 8) & ~own_mask);
+    TTKey k;
+    k.lo = static_cast<uint64_t>(packed);
+    k.hi = static_cast<uint32_t>(packed >> 64);
+    return k;
+}
+
+TranspositionTable::TranspositionTable(size_t max_bytes) : max_bytes_(max_bytes) {}
+
+TranspositionTable::~TranspositionTable() { clear(); }
+
+void TranspositionTable::reserve(uint64_t positions) {
+    // Twice the positions in entries, a power of two of buckets, at most kInitialBytes:
+    // beyond that the table grows as it fills.
+    constexpr uint64_t kInitialBytes = uint64_t(4) << 20;
+    uint64_t want = 1024;
+    while (want * 4 < positions * 2 && (want * 2) * sizeof(Bucket) <= kInitialBytes) want *= 2;
+    want = std::min<uint64_t>(want, std::max<size_t>(max_bytes_ / sizeof(Bucket), 1));
+    if (want > buckets_) resize(want);
+}
+
+void TranspositionTable::clear() {
+    if (raw_) munmap(raw_, raw_bytes_);
+    raw_ = nullptr;
+    raw_bytes_ = 0;
+    table_ = nullptr;
+    buckets_ = 0;
+    used_ = 0;
+}
+
+void TranspositionTable::resize(size_t buckets) {
+    constexpr size_t kHuge = size_t(2) << 20;
+    const size_t bytes = buckets * sizeof(Bucket);
+    const size_t raw_bytes = bytes + kHuge;
+    // Anonymous mmap: zero pages on first touch; aligned to 2 MiB for huge pages.
+    void* raw = mmap(nullptr, raw_bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE,
+                     -1, 0);
+    if (raw == MAP_FAILED) throw std::bad_alloc();
+    const uintptr_t p = (reinterpret_cast<uintptr_t>(raw) + kHuge - 1) & ~uintptr_t(kHuge - 1);
+    if (kUseHuge) madvise(reinterpret_cast<void*>(p), bytes, MADV_HUGEPAGE);
+    Bucket* old = table_;
+    const size_t old_buckets = buckets_;
+    void* old_raw = raw_;
+    const size_t old_raw_bytes = raw_bytes_;
+    table_ = reinterpret_cast<Bucket*>(p);
+    buckets_ = buckets;
+    raw_ = raw;
+    raw_bytes_ = raw_bytes;
+    used_ = 0;
+    for (size_t i = 0; i < old_buckets; ++i)
+        for (const Entry& e : old[i].e)
+            if (e.w1 & kUsed) insert(e);
+    if (old_raw) munmap(old_raw, old_raw_bytes);
+}
+
+void TranspositionTable::insert(const Entry& e) {
+    TTKey k;
+    k.lo = e.w0;
+    k.hi = uint32_t(e.w1);
+    Bucket* b = bucket_of(k);
+    Entry* victim = nullptr;
+    for (Entry& x : b->e)
+        if (!victim || (victim->w1 & kUsed && (!(x.w1 & kUsed) ||
+                                               lognodes_of(x.w1) < lognodes_of(victim->w1))))
+            victim = &x;
+    if (!(victim->w1 & kUsed)) ++used_;
+    *victim = e;
+}
+
+TranspositionTable::Bucket* TranspositionTable::bucket_of(const TTKey& k) const {
+    const uint64_t h = mix(k.lo ^ mix(k.hi + 0x9e3779b97f4a7c15ull));
+    return &table_[static_cast<uint64_t>((static_cast<unsigned __int128>(h) * buckets_) >> 64)];
+}
+
+TTProbe TranspositionTable::probe(const TTKey& k) const {
+    TTProbe r;
+    if (!buckets_) return r;
+    const Bucket* b = bucket_of(k);
+    for (const Entry& e : b->e) {
+        if (matches(e.w0, e.w1, k)) {
+            r.found = true;
+            r.lower = lower_of(e.w1);
+            r.upper = upper_of(e.w1);
+            r.move = move_of(e.w1);
+            return r;
+        }
+    }
+    return r;
+}
+
+void TranspositionTable::store(const TTKey& k, int lower, int upper, int move, uint64_t nodes) {
+    if (!buckets_) return;
+    Bucket* b = bucket_of(k);
+    int lognodes = log2_nodes(nodes);
+    Entry* victim = nullptr;
+    for (Entry& e : b->e) {
+        if (matches(e.w0, e.w1, k)) {
+            lower = std::max(lower, lower_of(e.w1));
+            upper = std::min(upper, upper_of(e.w1));
+            if (move < 0) move = move_of(e.w1);
+            lognodes = std::max(lognodes, lognodes_of(e.w1));
+            assert(lower <= upper);
+            e.w1 = pack(k, lower, upper, move, lognodes);
+            return;
+        }
+        if (!victim || (victim->w1 & kUsed && (!(e.w1 & kUsed) ||
+                                               lognodes_of(e.w1) < lognodes_of(victim->w1))))
+            victim = &e;
+    }
+    if (!(victim->w1 & kUsed)) ++used_;
+    victim->w0 = k.lo;
+    victim->w1 = pack(k, lower, upper, move, lognodes);
+    // Grow fourfold at 3/4 full while the budget allows.
+    if (used_ * 4 > buckets_ * 4 * 3 && buckets_ * 4 * sizeof(Bucket) <= max_bytes_)
+        resize(buckets_ * 4);
+}
+
+}  // namespace kalah

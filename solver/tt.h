@@ -1,0 +1,94 @@
+// Transposition table of exact bounds on pit values, keyed on the full pits of a position.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "core/board.h"
+
+namespace kalah {
+
+// The key of a pits-only position, mover's view: the 2m pit counts (each < 128) packed
+// one byte each, the mover's pits P0..Pm-1 in bytes 0..m-1 and the opponent's Q0..Qm-1 in
+// bytes m..2m-1 (the store byte of Board::cells removed). 2m <= 12 bytes: `lo` holds bytes
+// 0..7, `hi` bytes 8..11. Two different positions of the same m never share a key.
+struct TTKey {
+    uint64_t lo = 0;
+    uint32_t hi = 0;
+    static TTKey of(const Board& b);  // b's pits (stores ignored)
+};
+
+// What a probe found. Bounds are on the exact pit value v (mover's view):
+// lower <= v <= upper. Without an entry: found = false, lower = -127, upper = 127.
+struct TTProbe {
+    bool found = false;
+    int lower = -127;
+    int upper = 127;
+    int move = -1;  // best (or refuting) pit, -1 if none
+};
+
+// Fixed-size table of 4-entry buckets (one 64-byte cache line each).
+//
+// Entry layout, 16 bytes = two 64-bit words:
+//   word 0, bits  0..63  key bytes 0..7 (TTKey::lo)
+//   word 1, bits  0..31  key bytes 8..11 (TTKey::hi)
+//           bits 32..39  lower bound + 128 (an int8 value)
+//           bits 40..47  upper bound + 128
+//           bits 48..50  best pit (0..5), 7 = none
+//           bits 51..55  log2(nodes searched under this entry + 1), capped at 31
+//           bit  56      used (an empty entry is all zero)
+//           bits 57..62  reserved (issue 5: version counter for concurrent use)
+//           bit  63      reserved (issue 5: write lock)
+// The whole key is stored, so a probe never returns another position's bounds.
+// Bounds are true bounds on the exact value, independent of any search window, so entries
+// never go stale: they stay valid across MTD(f) passes and across searches of the same
+// (m, rule). A store for a key already present merges: the tighter of each bound is kept.
+// Replacement: a new key goes into an empty slot of its bucket, else over the entry with
+// the smallest subtree (log2 nodes), so the most expensive results survive.
+//
+// Memory: the table starts small (sized by reserve()) and grows fourfold, rehashing,
+// whenever three quarters of its entries are in use, up to the byte budget; pages come
+// zeroed from the OS (mmap, transparent huge pages requested), so nothing is touched
+// before it is used and a query on a small board stays fast.
+// Not safe for concurrent use yet (issue 5).
+class TranspositionTable {
+public:
+    explicit TranspositionTable(size_t max_bytes);
+    ~TranspositionTable();
+    TranspositionTable(const TranspositionTable&) = delete;
+    TranspositionTable& operator=(const TranspositionTable&) = delete;
+
+    // Makes room for about `positions` entries (rounded up to a power of two of buckets,
+    // at most the byte budget and at most the initial size); keeps the contents.
+    void reserve(uint64_t positions);
+    void clear();
+
+    TTProbe probe(const TTKey& k) const;
+    // Records lower <= v <= upper (use -127 / 127 for "no bound") and the best pit (-1:
+    // none) for k, after a search of `nodes` nodes.
+    void store(const TTKey& k, int lower, int upper, int move, uint64_t nodes);
+
+    size_t bytes() const { return buckets_ * sizeof(Bucket); }
+    size_t max_bytes() const { return max_bytes_; }
+
+private:
+    struct Entry {
+        uint64_t w0;
+        uint64_t w1;
+    };
+    struct alignas(64) Bucket {
+        Entry e[4];
+    };
+    Bucket* bucket_of(const TTKey& k) const;
+    void resize(size_t buckets);      // rehashes every entry into a new table
+    void insert(const Entry& e);      // places a whole entry (rehash)
+
+    size_t max_bytes_;
+    size_t buckets_ = 0;
+    uint64_t used_ = 0;        // entries in use
+    void* raw_ = nullptr;      // what mmap returned
+    size_t raw_bytes_ = 0;
+    Bucket* table_ = nullptr;  // raw_ aligned to 2 MiB
+};
+
+}  // namespace kalah

@@ -1,0 +1,340 @@
+// Solver: brute-force reference values, published values, PV replay, MTD(f) guesses, CLI.
+#include <doctest/doctest.h>
+
+#include <random>
+#include <string>
+#include <unordered_map>
+
+#include "cli_runner.h"
+#include "core/notation.h"
+#include "reference_engine.h"
+#include "solver/solver.h"
+#include "solver/tt.h"
+
+using kalah::Board;
+using kalah::Rule;
+using kalah::Side;
+using kalah::Solver;
+using kalah::SolverOptions;
+
+namespace {
+
+// Memoised plain minimax over the reference engine: the pits value (mover's view) of a
+// position whose stores are zero. Shares nothing with the solver but the rules.
+class BruteForce {
+public:
+    BruteForce(int m, Rule rule) : m_(m), rule_(rule) {}
+
+    int pits_value(ref::Pos p) {
+        p.store_a = p.store_b = 0;
+        if (ref::over(p)) {
+            int own = 0, opp = 0;
+            for (int i = 0; i < m_; ++i) {
+                own += p.south_to_move ? p.a[i] : p.b[i];
+                opp += p.south_to_move ? p.b[i] : p.a[i];
+            }
+            return own - opp;
+        }
+        const Key key = encode(p);
+        auto it = memo_.find(key);
+        if (it != memo_.end()) return it->second;
+        int best = -1000;
+        for (int pit : ref::legal(p)) {
+            ref::Pos q = p;
+            const ref::Result r = ref::play(q, pit, rule_);
+            const int mover_store = p.south_to_move ? q.store_a : q.store_b;
+            const int other_store = p.south_to_move ? q.store_b : q.store_a;
+            const int gain = mover_store - other_store;
+            int v;
+            if (r.over)
+                v = gain;
+            else if (r.extra)
+                v = gain + pits_value(q);
+            else
+                v = gain - pits_value(q);
+            best = std::max(best, v);
+        }
+        memo_.emplace(key, best);
+        return best;
+    }
+
+    // South's final margin of p, stores included.
+    int value(const ref::Pos& p) {
+        if (ref::over(p)) {
+            int a = p.store_a, b = p.store_b;
+            for (int i = 0; i < m_; ++i) a += p.a[i], b += p.b[i];
+            return a - b;
+        }
+        const int mover = pits_value(p) + (p.south_to_move ? p.store_a - p.store_b
+                                                           : p.store_b - p.store_a);
+        return p.south_to_move ? mover : -mover;
+    }
+
+private:
+    // Pit counts, 7 bits each (every count < 128), then the side to move.
+    struct Key {
+        uint64_t lo = 0, hi = 0;
+        bool operator==(const Key& o) const { return lo == o.lo && hi == o.hi; }
+    };
+    struct KeyHash {
+        size_t operator()(const Key& k) const {
+            uint64_t h = (k.lo ^ (k.hi * 0x9e3779b97f4a7c15ull)) * 0xff51afd7ed558ccdull;
+            return size_t(h ^ (h >> 29));
+        }
+    };
+    Key encode(const ref::Pos& p) const {
+        unsigned __int128 acc = p.south_to_move ? 1 : 0;
+        for (int i = 0; i < m_; ++i) acc = (acc << 14) | (unsigned(p.a[i]) << 7) | unsigned(p.b[i]);
+        return Key{uint64_t(acc), uint64_t(acc >> 64)};
+    }
+    int m_;
+    Rule rule_;
+    std::unordered_map<Key, int, KeyHash> memo_;
+};
+
+SolverOptions small_tt() {
+    SolverOptions o;
+    o.tt_mb = 64;
+    return o;
+}
+
+// A random position with `seeds` seeds in pits (both rows non-empty unless `allow_over`),
+// random stores within the seed limit, and a random side to move.
+Board random_position(std::mt19937& rng, int m, int seeds) {
+    int a[6] = {}, b[6] = {};
+    for (;;) {
+        std::fill(a, a + 6, 0);
+        std::fill(b, b + 6, 0);
+        for (int i = 0; i < seeds; ++i) {
+            const int slot = int(rng() % (2 * m));
+            (slot < m ? a[slot] : b[slot - m])++;
+        }
+        int ra = 0, rb = 0;
+        for (int i = 0; i < m; ++i) ra += a[i], rb += b[i];
+        if (ra > 0 && rb > 0) break;
+    }
+    const int sa = int(rng() % 10), sb = int(rng() % 10);
+    return Board::from_rows(m, a, b, sa, sb, rng() % 2 ? Side::South : Side::North);
+}
+
+}  // namespace
+
+TEST_SUITE("solver") {
+    TEST_CASE("TT key holds every pit count exactly") {
+        std::mt19937 rng(7);
+        for (int m = 1; m <= 6; ++m) {
+            for (int t = 0; t < 200; ++t) {
+                const Board b = random_position(rng, m, int(rng() % 100) + 2);
+                const kalah::TTKey k = kalah::TTKey::of(b);
+                auto byte = [&](int i) {
+                    return i < 8 ? int((k.lo >> (8 * i)) & 0xff) : int((k.hi >> (8 * (i - 8))) & 0xff);
+                };
+                for (int i = 0; i < m; ++i) {
+                    CHECK(byte(i) == b.own_pit(i));
+                    CHECK(byte(m + i) == b.opp_pit(i));
+                }
+                for (int i = 2 * m; i < 12; ++i) CHECK(byte(i) == 0);
+            }
+        }
+    }
+
+    TEST_CASE("TT merges bounds and keeps positions apart") {
+        kalah::TranspositionTable tt(1 << 20);
+        tt.reserve(100);
+        const Board b = Board::start(6, 4), c = Board::start(6, 3);
+        const auto kb = kalah::TTKey::of(b), kc = kalah::TTKey::of(c);
+        CHECK_FALSE(tt.probe(kb).found);
+        tt.store(kb, 2, 127, 3, 100);
+        tt.store(kb, -127, 10, -1, 5);
+        const auto p = tt.probe(kb);
+        CHECK(p.found);
+        CHECK(p.lower == 2);
+        CHECK(p.upper == 10);
+        CHECK(p.move == 3);
+        CHECK_FALSE(tt.probe(kc).found);
+        // Growth keeps the contents.
+        for (int i = 0; i < 20000; ++i) {
+            int a[6] = {i % 50, (i / 50) % 50, (i / 2500) % 8, 1, 1, 1}, n[6] = {1, 1, 1, 1, 1, 1};
+            tt.store(kalah::TTKey::of(Board::from_rows(6, a, n, 0, 0, Side::South)), -4, 4, 0, 1);
+        }
+        CHECK(tt.probe(kb).lower == 2);
+        CHECK(tt.probe(kb).upper == 10);
+    }
+
+    TEST_CASE("solve agrees with brute force on small boards, both rules") {
+        for (Rule rule : {Rule::Standard, Rule::EmptyCapture}) {
+            for (int m = 1; m <= 4; ++m) {
+                for (int n = 1; n <= (m <= 2 ? 6 : m == 3 ? 5 : 3); ++n) {
+                    CAPTURE(m);
+                    CAPTURE(n);
+                    CAPTURE(kalah::rule_name(rule));
+                    BruteForce bf(m, rule);
+                    Solver s(m, rule, small_tt());
+                    CHECK(s.value(Board::start(m, n)) == bf.value(ref::start(m, n)));
+                }
+            }
+        }
+    }
+
+    TEST_CASE("query agrees with brute force on random positions, m = 4, 5, 6") {
+        const int kQueries = std::getenv("KALAH_QUERIES") ? std::atoi(std::getenv("KALAH_QUERIES")) : 400;
+        std::mt19937 rng(12345);
+        for (Rule rule : {Rule::Standard, Rule::EmptyCapture}) {
+            for (int m = 4; m <= 6; ++m) {
+                BruteForce bf(m, rule);
+                Solver s(m, rule, small_tt());
+                for (int t = 0; t < kQueries; ++t) {
+                    const Board b = random_position(rng, m, 2 + int(rng() % (m == 4 ? 15 : m == 5 ? 13 : 11)));
+                    CAPTURE(kalah::format_position(b));
+                    CAPTURE(kalah::rule_name(rule));
+                    REQUIRE(s.value(b) == bf.value(ref::from_board(b)));
+                    for (const auto& mv : s.move_values(b)) {
+                        ref::Pos q = ref::from_board(b);
+                        ref::play(q, mv.pit, rule);
+                        REQUIRE(mv.value == bf.value(q));
+                    }
+                }
+            }
+        }
+    }
+
+    TEST_CASE("published values (empty-capture) and rules.md example 7") {
+        // W/L/D of Table 10 for m <= 3 (+1 win, -1 loss, 0 draw), margins for m >= 4.
+        const int wld[3][6] = {{0, -1, 1, -1, 1, 0}, {1, -1, -1, -1, 1, 1}, {0, 1, 1, 1, 1, -1}};
+        for (int m = 1; m <= 3; ++m) {
+            for (int n = 1; n <= 6; ++n) {
+                CAPTURE(m);
+                CAPTURE(n);
+                Solver s(m, Rule::EmptyCapture, small_tt());
+                const int v = s.value(Board::start(m, n));
+                CHECK((v > 0) - (v < 0) == wld[m - 1][n - 1]);
+            }
+        }
+        struct Known {
+            int m, n, value;
+        };
+        const Known known[] = {{4, 1, 2}, {4, 2, 6}, {4, 3, 8}, {4, 4, 2}, {5, 1, 0},
+                               {5, 2, 0}, {5, 3, 8}, {6, 1, 2}, {6, 2, 10}};
+        for (const Known& k : known) {
+            CAPTURE(k.m);
+            CAPTURE(k.n);
+            Solver s(k.m, Rule::EmptyCapture, small_tt());
+            CHECK(s.value(Board::start(k.m, k.n)) == k.value);
+        }
+        Solver ec(4, Rule::EmptyCapture, small_tt()), st(4, Rule::Standard, small_tt());
+        CHECK(ec.value(Board::start(4, 3)) == 8);
+        CHECK(st.value(Board::start(4, 3)) == 6);
+    }
+
+    TEST_CASE("the principal variation replays to the value") {
+        for (Rule rule : {Rule::Standard, Rule::EmptyCapture}) {
+            for (auto [m, n] : {std::pair{3, 3}, {4, 3}, {4, 4}, {5, 2}, {6, 2}}) {
+                CAPTURE(m);
+                CAPTURE(n);
+                Solver s(m, rule, small_tt());
+                const Board start = Board::start(m, n);
+                const int v = s.value(start);
+                ref::Pos p = ref::start(m, n);
+                for (const auto& mv : s.principal_variation(start)) {
+                    REQUIRE_FALSE(ref::over(p));
+                    REQUIRE(mv.side == (p.south_to_move ? Side::South : Side::North));
+                    ref::play(p, mv.pit, rule);
+                }
+                REQUIRE(ref::over(p));
+                CHECK(p.store_a - p.store_b == v);
+            }
+        }
+    }
+
+    TEST_CASE("MTD(f) gives the same value from guesses far off") {
+        for (int guess : {-48, -20, -3, 0, 1, 7, 30, 48}) {
+            CAPTURE(guess);
+            SolverOptions o = small_tt();
+            o.guess = guess;
+            Solver s(4, Rule::EmptyCapture, o);
+            CHECK(s.value(Board::start(4, 4)) == 2);
+            Solver t(5, Rule::EmptyCapture, o);
+            CHECK(t.value(Board::start(5, 3)) == 8);
+        }
+    }
+
+    TEST_CASE("each search feature switched off gives the same values") {
+        for (int off = 0; off < 3; ++off) {
+            CAPTURE(off);
+            std::mt19937 rng(99);
+            SolverOptions o = small_tt();
+            (off == 0 ? o.use_etc : off == 1 ? o.use_ordering : o.use_tt_move) = false;
+            Solver a(5, Rule::Standard, small_tt()), b(5, Rule::Standard, o);
+            CHECK(a.value(Board::start(5, 2)) == b.value(Board::start(5, 2)));
+            for (int t = 0; t < 100; ++t) {
+                const Board p = random_position(rng, 5, 10 + int(rng() % 10));
+                CHECK(a.value(p) == b.value(p));
+            }
+        }
+    }
+
+    TEST_CASE("CLI solve and query") {
+        auto r = run_kalah("solve --pits 4 --seeds 3 --rule empty-capture --json --tt-mb 16");
+        CHECK(r.status == 0);
+        CHECK(r.out.find("\"value\": 8") != std::string::npos);
+        CHECK(r.out.find("\"result\": \"W\"") != std::string::npos);
+        CHECK(r.out.find("\"pits\": 4, \"seeds\": 3") != std::string::npos);
+        for (const char* f : {"\"best\": ", "\"pv\": ", "\"nodes\": ", "\"seconds\": ",
+                              "\"nodes_per_second\": "})
+            CHECK(r.out.find(f) != std::string::npos);
+        CHECK(r.err.find("pass 1") != std::string::npos);
+
+        // Every move's value agrees with the brute force.
+        r = run_kalah("query --pits 4 --seeds 3 --moves \"A2+ A4\" --json --tt-mb 64");
+        CHECK(r.status == 0);
+        CHECK(r.out.find("\"to_move\": \"B\"") != std::string::npos);
+        {
+            BruteForce bf4(4, Rule::Standard);
+            ref::Pos p = ref::start(4, 3);
+            ref::play(p, 1, Rule::Standard);
+            ref::play(p, 3, Rule::Standard);
+            CHECK(r.out.find("\"value\": " + std::to_string(bf4.value(p)) + ",") !=
+                  std::string::npos);
+            for (int pit : ref::legal(p)) {
+                ref::Pos q = p;
+                ref::play(q, pit, Rule::Standard);
+                const std::string name = "B" + std::to_string(pit + 1);
+                const size_t at = r.out.find("{\"move\": \"" + name);
+                REQUIRE(at != std::string::npos);
+                const size_t val = r.out.find("\"value\": ", at);
+                CHECK(std::atoi(r.out.c_str() + val + 9) == bf4.value(q));
+            }
+        }
+
+        r = run_kalah("query --pits 3 --seeds 2 --rule empty-capture --json");
+        CHECK(r.status == 0);
+        BruteForce bf(3, Rule::EmptyCapture);
+        const int v = bf.value(ref::start(3, 2));
+        CHECK(r.out.find("\"value\": " + std::to_string(v) + ",") != std::string::npos);
+
+        r = run_kalah("query --position 0,0,0/1,2,0/5,10/A --json");
+        CHECK(r.status == 0);
+        CHECK(r.out.find("\"over\": true") != std::string::npos);
+        CHECK(r.out.find("\"value\": -8") != std::string::npos);
+        CHECK(r.out.find("\"moves\": []") != std::string::npos);
+        CHECK(r.out.find("\"score\": [5, 13]") != std::string::npos);
+
+        r = run_kalah("solve --pits 3 --seeds 2 --db /nonexistent");
+        CHECK(r.status == 0);
+        CHECK(r.err.find("no database: ") != std::string::npos);
+    }
+
+    TEST_CASE("CLI bad input: one line, exit 2") {
+        for (const char* args :
+             {"solve --pits 9 --seeds 4", "solve --pits 6 --seeds 0", "solve --pits 6 --seeds 11",
+              "solve --threads 3", "solve --tt-mb 0", "solve --ablate nothing",
+              "query --position 1,2/3", "query --pits 3 --seeds 3 --moves B1",
+              "solve --bogus"}) {
+            CAPTURE(args);
+            auto r = run_kalah(args);
+            CHECK(r.status == 2);
+            CHECK(r.out.empty());
+            CHECK(std::count(r.err.begin(), r.err.end(), '\n') == 1);
+        }
+    }
+}
