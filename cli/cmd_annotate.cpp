@@ -18,7 +18,10 @@ int run(const std::vector<std::string>& args) {
         ("json", "print a JSON object");
     po::variables_map vm;
     if (!parse_options("annotate",
-                       "--pits M --seeds N [--rule R] (--moves \"A3 A6 ...\" | --file F) [--json]",
+                       "--pits M --seeds N [--rule R] (--moves \"A3 A6 ...\" | --file F) [--json]\n"
+                       "values are A's final margin under perfect play; a move that loses seeds is\n"
+                       "a mistake '?' if the mover's result (win/draw/loss) stays, a blunder '?" "?'\n"
+                       "if it changes",
                        opts, args, vm))
         return 0;
     if (vm.count("moves") == vm.count("file"))
