@@ -14,6 +14,8 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
+constexpr int kEtcMinSeeds = 8;
+
 // One move from a node, played on a copy.
 struct Child {
     Board b;      // the position after the move, stores cleared (unless over)
@@ -111,8 +113,9 @@ int Solver::Impl::search(const Board& b, int alpha, int beta) {
         for (int j = i; j > 0 && kids[j].order > kids[j - 1].order; --j)
             std::swap(kids[j], kids[j - 1]);
 
-    if (opts.use_etc) {
-        // A child's stored bound may already refute this node (value >= beta).
+    if (opts.use_etc && s >= kEtcMinSeeds) {
+        // A child's stored bound may already refute this node (value >= beta). Near the
+        // leaves the extra probes cost more than the nodes they save.
         for (int i = 0; i < n; ++i) {
             const Child& c = kids[i];
             const TTProbe ce = tt.probe(TTKey::of(c.b));
