@@ -97,6 +97,7 @@ int Solver::Impl::search(const Board& b, int alpha, int beta) {
         // Stores were zero before the move, and only the mover's store grows.
         c.gain = r.extra ? c.b.own_store() : c.b.opp_store();
         c.b = c.b.without_stores();
+        tt.prefetch(TTKey::of(c.b));  // the child's probe comes soon: hide the cache miss
         if (opts.use_ordering)
             c.order = r.extra ? 200 + p : r.captured ? 100 + r.captured : p;
         else

@@ -64,6 +64,10 @@ public:
     void clear();
 
     TTProbe probe(const TTKey& k) const;
+    // Starts loading k's bucket into the cache (a hint; no effect on contents).
+    void prefetch(const TTKey& k) const {
+        if (buckets_) __builtin_prefetch(bucket_of(k));
+    }
     // Records lower <= v <= upper (use -127 / 127 for "no bound") and the best pit (-1:
     // none) for k, after a search of `nodes` nodes.
     void store(const TTKey& k, int lower, int upper, int move, uint64_t nodes);
