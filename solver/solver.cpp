@@ -15,6 +15,7 @@ namespace {
 using Clock = std::chrono::steady_clock;
 
 constexpr int kEtcMinSeeds = 8;
+constexpr int kEstimateDepth = 10;
 
 // One move from a node, played on a copy.
 struct Child {
@@ -50,6 +51,7 @@ struct Solver::Impl {
     }
 
     int search(const Board& b, int alpha, int beta);
+    int estimate(const Board& b, int depth, int alpha, int beta) const;
     int mtdf(const Board& pits, int guess, bool report);
     int pits_value_guess(const Board& b, int guess, bool report);
 };
@@ -150,6 +152,32 @@ int Solver::Impl::search(const Board& b, int alpha, int beta) {
     return best;
 }
 
+// First MTD(f) guess: depth-limited alpha-beta (no TT, not counted as nodes), scoring
+// the seeds banked so far and nothing for the seeds left in pits. Only a heuristic: the
+// MTD(f) result does not depend on it, only the number of passes does.
+int Solver::Impl::estimate(const Board& b, int depth, int alpha, int beta) const {
+    if (depth == 0) return 0;
+    int best = -1000;
+    for (int p : b.legal_moves()) {
+        Board c = b;
+        const MoveResult r = c.play(p, rule);
+        int v;
+        if (r.over) {
+            v = c.own_store() - c.opp_store();
+        } else if (r.extra) {
+            const int g = c.own_store();
+            v = g + estimate(c.without_stores(), depth - 1, alpha - g, beta - g);
+        } else {
+            const int g = c.opp_store();
+            v = g - estimate(c.without_stores(), depth - 1, g - beta, g - alpha);
+        }
+        if (v > best) best = v;
+        if (best > alpha) alpha = best;
+        if (alpha >= beta) break;
+    }
+    return best;
+}
+
 int Solver::Impl::mtdf(const Board& pits, int guess, bool report) {
     const int s = pits.seeds_in_pits();
     int lower = -s, upper = s;
@@ -199,7 +227,8 @@ Solver::Solver(int m, Rule rule, SolverOptions opts)
 Solver::~Solver() = default;
 
 int Solver::pits_value(const Board& b) {
-    return impl_->pits_value_guess(b, impl_->opts.guess.value_or(0), true);
+    if (impl_->opts.guess || b.over()) return impl_->pits_value_guess(b, impl_->opts.guess.value_or(0), true);
+    return impl_->pits_value_guess(b, impl_->estimate(b.without_stores(), kEstimateDepth, -1000, 1000), true);
 }
 
 namespace {

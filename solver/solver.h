@@ -14,6 +14,8 @@
 // MTD(f) runs null-window searches (beta-1, beta) with beta == s (mod 2) until the lower
 // and upper bounds meet; each pass moves a bound by at least 2. Every bound stored in the
 // transposition table is a true bound on the exact value, so entries never go stale.
+// Without SolverOptions::guess the first guess is a depth-10 alpha-beta estimate (seeds
+// banked so far); the guess changes only the number of passes, never the value.
 
 #include <cstdint>
 #include <functional>
