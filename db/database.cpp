@@ -3,6 +3,7 @@
 
 #include <filesystem>
 #include <mutex>
+#include <stdexcept>
 #include <vector>
 
 #include "core/notation.h"
@@ -54,6 +55,9 @@ public:
 
     int probe(const Board& b) const override {
         const int s = b.seeds_in_pits();
+        // A probe outside the database is a caller bug; never read out of bounds for it.
+        if (s >= static_cast<int>(layers_.size()) || b.pits() != m_)
+            throw std::out_of_range("database probe outside the database (m or seeds)");
         const uint64_t r = rank_board(b);
         const Layer& layer = layers_[s];
         if (!layer.values.empty()) return layer.values[r];

@@ -29,7 +29,8 @@ public:
     // empty are valid too (value = own row - opp row after the sweep).
     virtual int probe(const Board& b) const = 0;
     // Layers 0..resident_layers()-1 are held decoded in memory; the others are read through
-    // a cache of decoded blocks. A damaged block met by probe() throws db::FormatError.
+    // a cache of decoded blocks. A damaged block met by probe() throws db::FormatError; a
+    // board with more than max_seeds() seeds or another m throws std::out_of_range.
     virtual int resident_layers() const { return max_seeds() + 1; }
 };
 

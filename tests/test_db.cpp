@@ -400,6 +400,9 @@ TEST_SUITE("db") {
             mismatches += full->probe(b) != small->probe(b);
         }
         CHECK(mismatches == 0);
+        const Board too_many = Board::start(4, 4);  // 32 seeds > 12
+        CHECK_THROWS_AS(full->probe(too_many), std::out_of_range);
+        CHECK_THROWS_AS(full->probe(Board::start(3, 1)), std::out_of_range);
         CHECK(!db::Database::open(dir.path.string(), 5, Rule::Standard, 1 << 30, &why));
         CHECK(why.find("no layer files") != std::string::npos);
     }
