@@ -298,8 +298,10 @@ TEST_SUITE("solver") {
             for (int pit : ref::legal(p)) {
                 ref::Pos q = p;
                 ref::play(q, pit, Rule::Standard);
-                const std::string name = "B" + std::to_string(pit + 1);
-                const size_t at = r.out.find("{\"move\": \"" + name);
+                // Appended piecewise: GCC 12 warns falsely (-Wrestrict) on "..." + string&&.
+                std::string needle = "{\"move\": \"B";
+                needle += std::to_string(pit + 1);
+                const size_t at = r.out.find(needle);
                 REQUIRE(at != std::string::npos);
                 const size_t val = r.out.find("\"value\": ", at);
                 CHECK(std::atoi(r.out.c_str() + val + 9) == bf4.value(q));
