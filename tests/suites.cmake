@@ -7,6 +7,7 @@ set(KALAH_TEST_SUITES
   db
   solver
   analysis
+  bench
 )
 foreach(suite ${KALAH_TEST_SUITES})
   add_test(NAME ${suite} COMMAND kalah_tests --test-suite=${suite} --no-version)
