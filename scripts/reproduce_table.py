@@ -69,7 +69,7 @@ def run(cmd, timeout=None):
 def db_seeds(m):
     # Largest database layer per m: small boards take it all, 6 pits a size that builds in
     # minutes on a 2-core machine (see results/db.md).
-    return {1: 12, 2: 16, 3: 20, 4: 20, 5: 20, 6: 20}[m]
+    return {1: 12, 2: 24, 3: 24, 4: 24, 5: 22, 6: 22}[m]
 
 
 def main():
@@ -89,6 +89,9 @@ def main():
     if not os.access(args.kalah, os.X_OK):
         sys.exit(f"reproduce_table: no kalah binary at {args.kalah} (run scripts/setup.sh)")
     version = run([args.kalah, "--version"]).stdout.strip()
+    commit = run(["git", "rev-parse", "--short", "HEAD"]).stdout.strip()
+    if commit:
+        version += f" ({commit})"
     machine = f"{os.cpu_count()} cores, {cpu_model()}"
     date = datetime.date.today().isoformat()
     only = {int(x) for x in args.only.split(",") if x}
