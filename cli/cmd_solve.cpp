@@ -1,6 +1,8 @@
 // `kalah solve` and `kalah query`: exact values, best moves and principal variations.
 #include <chrono>
 #include <cstdio>
+
+#include <omp.h>
 #include <iostream>
 #include <sstream>
 
@@ -20,7 +22,8 @@ const char* kTTHelp =
 void add_solver_options(po::options_description& opts) {
     opts.add_options()
         ("tt-mb", po::value<size_t>()->default_value(4096), kTTHelp)
-        ("threads", po::value<int>()->default_value(1), "search threads (only 1 for now)")
+        ("threads", po::value<int>()->default_value(omp_get_max_threads()),
+         "search threads (default: all cores); every count gives the same values")
         ("db", po::value<std::string>(), "directory of endgame database layers to probe")
         ("db-memory-gb", po::value<double>()->default_value(8.0),
          "memory for the database (resident layers plus cache), in GiB")
@@ -39,7 +42,8 @@ SolverOptions solver_options(const po::variables_map& vm, int m, Rule rule,
     if (o.tt_mb < 1) throw InputError("--tt-mb must be at least 1");
     if (o.tt_mb > (size_t(1) << 30)) throw InputError("--tt-mb is too large");
     o.threads = vm["threads"].as<int>();
-    if (o.threads != 1) throw InputError("--threads: only 1 is supported so far");
+    if (o.threads < 1 || o.threads > 1024)
+        throw InputError("--threads must be 1..1024, not " + std::to_string(o.threads));
     if (vm.count("db")) {
         const double gb = vm["db-memory-gb"].as<double>();
         if (!(gb > 0)) throw InputError("--db-memory-gb must be positive");

@@ -2,11 +2,15 @@
 #include "solver/solver.h"
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
 
+#include <omp.h>
+
 #include "db/database.h"
+#include "solver/tsan_sync.h"
 #include "solver/tt.h"
 
 namespace kalah {
@@ -16,6 +20,32 @@ using Clock = std::chrono::steady_clock;
 
 constexpr int kEtcMinSeeds = 8;
 constexpr int kEstimateDepth = 10;
+// Helper threads of the parallel search vary the move order at nodes with at least this
+// many seeds (near the leaves a different order only costs nodes).
+constexpr int kVaryMinSeeds = 12;
+constexpr uint64_t kFreshBatch = 4096;
+// Parallel search, ABDADA-style deferral: a thread announces the nodes with at least
+// kBusyMinSeeds seeds it is searching in a small table of busy positions; at such a
+// node, a child (other than the first) that another thread is busy with is searched
+// last, when its result is likely in the TT. Only the order changes, never the result
+// (a collision in the busy table only defers a move).
+constexpr int kBusyMinSeeds = 14;
+constexpr size_t kBusySize = size_t(1) << 16;
+constexpr bool kVaryOrder = false;
+
+inline uint64_t mix64(uint64_t h) {
+    h ^= h >> 33;
+    h *= 0xff51afd7ed558ccdull;
+    h ^= h >> 33;
+    return h;
+}
+
+// Per-thread search state.
+struct Worker {
+    uint64_t nodes = 0;
+    uint64_t fresh = 0;  // TT slots this thread filled, not yet reported (parallel only)
+    int id = 0;  // 0: main order; > 0: helper of the parallel search (varied order)
+};
 
 // One move from a node, played on a copy.
 struct Child {
@@ -44,33 +74,76 @@ struct Solver::Impl {
     SolverStats stats;
     uint64_t nodes = 0;
     int db_max = -1;
+    int threads = 1;
+    // Parallel pass state: 0 running, 1 some thread finished it, 2 the TT must grow
+    // (every thread stops; the pass restarts on the grown table).
+    std::atomic<int> state{0};
+    std::atomic<uint64_t> fresh{0};  // TT slots filled during the current parallel pass
+    // Busy positions of the parallel search: a hash (never 0) of the key, or 0 if free.
+    std::unique_ptr<std::atomic<uint64_t>[]> busy;
+
+    static uint64_t busy_hash(const TTKey& k) {
+        return mix64(k.lo ^ (uint64_t(k.hi) * 0x9e3779b97f4a7c15ull)) | 1;
+    }
+    std::atomic<uint64_t>& busy_slot(uint64_t h) { return busy[(h >> 1) & (kBusySize - 1)]; }
+    bool is_busy(const TTKey& k) {
+        const uint64_t h = busy_hash(k);
+        return busy_slot(h).load(std::memory_order_relaxed) == h;
+    }
 
     Impl(int m_, Rule r, SolverOptions o)
         : m(m_), rule(r), opts(std::move(o)), tt(opts.tt_mb << 20) {
         if (opts.db) db_max = opts.db->max_seeds();
+        threads = std::max(1, opts.threads);
+        if (threads > 1) {
+            busy = std::make_unique<std::atomic<uint64_t>[]>(kBusySize);
+            for (size_t i = 0; i < kBusySize; ++i) busy[i].store(0);
+        }
     }
 
-    int search(const Board& b, int alpha, int beta);
+    template <bool Par>
+    int search(Worker& w, const Board& b, int alpha, int beta);
+    int search_pass(int beta, const Board& pits);
+    // Would the table be over three quarters full with f more entries (growth allowed)?
+    bool grow_due(uint64_t f) const { return tt.needs_growth(f); }
     int estimate(const Board& b, int depth, int alpha, int beta) const;
     int mtdf(const Board& pits, int guess, bool report);
     int pits_value_guess(const Board& b, int guess, bool report);
 };
 
 // b: pits only (stores zero), both rows non-empty. Contract in solver.h.
-int Solver::Impl::search(const Board& b, int alpha, int beta) {
-    ++nodes;
+// Par: one of several threads searching the same pass (the shared TT calls; gives up,
+// returning garbage and storing nothing, as soon as `stop` is set).
+template <bool Par>
+int Solver::Impl::search(Worker& w, const Board& b, int alpha, int beta) {
+    ++w.nodes;
+    auto probe = [this](const TTKey& k) { return Par ? tt.probe_shared(k) : tt.probe(k); };
+    auto store = [this, &w](const TTKey& k, int lo_, int hi_, int mv, uint64_t n_) {
+        if constexpr (Par) {
+            if (tt.store_shared(k, lo_, hi_, mv, n_) && ++w.fresh == kFreshBatch) {
+                // Tell the table every few thousand new entries whether it should grow.
+                const uint64_t f = fresh.fetch_add(w.fresh, std::memory_order_relaxed) + w.fresh;
+                w.fresh = 0;
+                if (grow_due(f)) {
+                    int expected = 0;
+                    state.compare_exchange_strong(expected, 2);
+                }
+            }
+        } else
+            tt.store(k, lo_, hi_, mv, n_);
+    };
     const int s = b.seeds_in_pits();
     if (s <= db_max) {
         // The one place the endgame database is consulted.
         const int v = opts.db->probe(b);
-        tt.store(TTKey::of(b), v, v, -1, 1);
+        store(TTKey::of(b), v, v, -1, 1);
         return v;
     }
     int lo = -s, hi = s;
     if (hi <= alpha) return hi;
     if (lo >= beta) return lo;
     const TTKey key = TTKey::of(b);
-    const TTProbe e = tt.probe(key);
+    const TTProbe e = probe(key);
     if (e.found) {
         lo = std::max(lo, e.lower);
         hi = std::min(hi, e.upper);
@@ -78,7 +151,7 @@ int Solver::Impl::search(const Board& b, int alpha, int beta) {
         if (hi <= alpha) return hi;
         if (lo == hi) return lo;
     }
-    const uint64_t nodes_before = nodes;
+    const uint64_t nodes_before = w.nodes;
 
     Child kids[kMaxPits];
     int n = 0;
@@ -108,47 +181,80 @@ int Solver::Impl::search(const Board& b, int alpha, int beta) {
         ++n;
     }
     if (best >= beta) {
-        tt.store(key, best, 127, best_pit, nodes - nodes_before);
+        store(key, best, 127, best_pit, w.nodes - nodes_before);
         return best;
     }
     // Insertion sort, highest order first (at most 6 children).
     for (int i = 1; i < n; ++i)
         for (int j = i; j > 0 && kids[j].order > kids[j - 1].order; --j)
             std::swap(kids[j], kids[j - 1]);
+    if (kVaryOrder && Par && w.id > 0 && s >= kVaryMinSeeds && n > 1) {
+        // Lazy SMP: a helper searches the same tree in a different order, so that it
+        // reaches and stores different subtrees first; every thread profits from the
+        // others' entries. The main thread's order is untouched. The variation depends
+        // on the position and the helper, so helpers differ from each other.
+        const unsigned r = unsigned(mix64(key.lo ^ (uint64_t(key.hi) << 32) ^
+                                          (uint64_t(w.id) * 0x9e3779b97f4a7c15ull)));
+        if (r % 4 == 0) std::swap(kids[0], kids[1 + (r >> 8) % (n - 1)]);
+    }
 
     if (opts.use_etc && s >= kEtcMinSeeds) {
         // A child's stored bound may already refute this node (value >= beta). Near the
         // leaves the extra probes cost more than the nodes they save.
         for (int i = 0; i < n; ++i) {
             const Child& c = kids[i];
-            const TTProbe ce = tt.probe(TTKey::of(c.b));
+            const TTProbe ce = probe(TTKey::of(c.b));
             if (!ce.found) continue;
             const int v = c.extra ? c.gain + ce.lower : c.gain - ce.upper;
             if (v >= beta) {
-                tt.store(key, v, 127, c.pit, nodes - nodes_before);
+                store(key, v, 127, c.pit, w.nodes - nodes_before);
                 return v;
             }
         }
     }
 
-    for (int i = 0; i < n; ++i) {
+    // Announce this node as busy (parallel search only; released on every return).
+    struct BusyMark {
+        std::atomic<uint64_t>* slot = nullptr;
+        uint64_t h = 0;
+        ~BusyMark() {
+            if (slot) slot->store(0, std::memory_order_relaxed);
+        }
+    } mark;
+    const bool defer = Par && s >= kBusyMinSeeds;
+    if (defer) {
+        const uint64_t h = busy_hash(key);
+        uint64_t expected = 0;
+        if (busy_slot(h).compare_exchange_strong(expected, h, std::memory_order_relaxed))
+            mark.slot = &busy_slot(h), mark.h = h;
+    }
+    int deferred[kMaxPits];
+    int nd = 0;
+    for (int k = 0; k < n + nd; ++k) {
+        const int i = k < n ? k : deferred[k - n];
         const Child& c = kids[i];
+        if (defer && k > 0 && k < n && is_busy(TTKey::of(c.b))) {
+            deferred[nd++] = i;
+            continue;
+        }
         const int a = std::max(alpha, best);
-        const int v = c.extra ? c.gain + search(c.b, a - c.gain, beta - c.gain)
-                              : c.gain - search(c.b, c.gain - beta, c.gain - a);
+        const int v = c.extra ? c.gain + search<Par>(w, c.b, a - c.gain, beta - c.gain)
+                              : c.gain - search<Par>(w, c.b, c.gain - beta, c.gain - a);
+        // Another thread finished the pass: v may be garbage; unwind storing nothing.
+        if (Par && state.load(std::memory_order_relaxed) != 0) return 0;
         if (v > best) {
             best = v;
             best_pit = c.pit;
             if (best >= beta) break;
         }
     }
-    const uint64_t searched = nodes - nodes_before;
+    const uint64_t searched = w.nodes - nodes_before;
     if (best >= beta)
-        tt.store(key, best, 127, best_pit, searched);
+        store(key, best, 127, best_pit, searched);
     else if (best <= alpha)
-        tt.store(key, -127, best, best_pit, searched);
+        store(key, -127, best, best_pit, searched);
     else
-        tt.store(key, best, best, best_pit, searched);
+        store(key, best, best, best_pit, searched);
     return best;
 }
 
@@ -178,6 +284,52 @@ int Solver::Impl::estimate(const Board& b, int depth, int alpha, int beta) const
     return best;
 }
 
+// One MTD(f) pass: the test v >= beta. With several threads (lazy SMP): every thread
+// searches the whole pass over the shared TT; the first to finish gives the result (a
+// true fail-soft bound, like any thread's would be) and stops the others.
+//
+// Why lazy SMP (results/parallel.md): MTD(f) passes are null-window searches whose
+// results are exact bounds stored in the TT, so a thread's work is never wasted: what a
+// helper stores, the main thread finds. It needs no split points, no per-node
+// synchronisation and no change to the search contract, and its result is exactly the
+// single-thread one by construction (any thread's finished pass is a proven bound).
+int Solver::Impl::search_pass(int beta, const Board& pits) {
+    if (threads == 1 || pits.seeds_in_pits() < opts.parallel_min_seeds) {
+        Worker w;
+        const int r = search<false>(w, pits, beta - 1, beta);
+        nodes += w.nodes;
+        return r;
+    }
+    for (;;) {
+        state.store(0);
+        fresh.store(0);
+        int result = 0;
+        std::atomic<uint64_t> total{0}, unreported{0};
+        int fork = 0, join = 0;  // TSan happens-before anchors (tsan_sync.h)
+        tsan_release(&fork);
+#pragma omp parallel num_threads(threads)
+        {
+            tsan_acquire(&fork);
+            Worker w;
+            w.id = omp_get_thread_num();
+            const int r = search<true>(w, pits, beta - 1, beta);
+            // Only a thread that completed its search can move `state` from 0: a thread
+            // that gave up did so because `state` was already non-zero.
+            int expected = 0;
+            if (state.compare_exchange_strong(expected, 1)) result = r;
+            total.fetch_add(w.nodes);
+            unreported.fetch_add(w.fresh);
+            tsan_release(&join);
+        }
+        tsan_acquire(&join);
+        nodes += total;
+        const bool grow = tt.add_used(fresh.load() + unreported);
+        if (grow) tt.grow();
+        if (state.load() == 1) return result;
+        // state 2: stopped to grow the table; everything stored so far is kept.
+    }
+}
+
 int Solver::Impl::mtdf(const Board& pits, int guess, bool report) {
     const int s = pits.seeds_in_pits();
     int lower = -s, upper = s;
@@ -188,7 +340,7 @@ int Solver::Impl::mtdf(const Board& pits, int guess, bool report) {
     int pass = 0;
     while (lower < upper) {
         const int beta = g == lower ? g + 2 : g;  // test v >= beta; beta == s (mod 2)
-        const int r = search(pits, beta - 1, beta);
+        const int r = search_pass(beta, pits);
         if (r >= beta)
             lower = r;
         else

@@ -36,6 +36,9 @@ namespace kalah {
 struct SolverOptions {
     size_t tt_mb = 4096;                // transposition table size in MiB
     int threads = 1;                    // search threads (issue 5)
+    // With threads > 1, positions with fewer seeds in pits are searched by one thread:
+    // they take microseconds, less than waking the other threads. 0: always parallel.
+    int parallel_min_seeds = 24;
     const db::Database* db = nullptr;   // probed for positions with <= db->max_seeds() seeds
     std::optional<int> guess;           // first MTD(f) guess (pits value, mover's view)
     // Called after every MTD(f) pass (for progress on stderr); may be empty.

@@ -2,6 +2,7 @@
 #include "solver/tt.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cassert>
 #include <cstdlib>
 #include <new>
@@ -12,6 +13,7 @@ namespace kalah {
 namespace {
 
 constexpr uint64_t kUsed = uint64_t(1) << 56;
+constexpr uint64_t kLock = uint64_t(1) << 63;  // in entry 0's word 1 only
 constexpr int kNoMove = 7;
 constexpr bool kUseHuge = false;
 
@@ -142,12 +144,10 @@ TTProbe TranspositionTable::probe(const TTKey& k) const {
     return r;
 }
 
-void TranspositionTable::store(const TTKey& k, int lower, int upper, int move, uint64_t nodes) {
-    if (!buckets_) return;
-    Bucket* b = bucket_of(k);
-    int lognodes = log2_nodes(nodes);
+bool TranspositionTable::update(Bucket& b, const TTKey& k, int lower, int upper, int move,
+                                int lognodes) {
     Entry* victim = nullptr;
-    for (Entry& e : b->e) {
+    for (Entry& e : b.e) {
         if (matches(e.w0, e.w1, k)) {
             lower = std::max(lower, lower_of(e.w1));
             upper = std::min(upper, upper_of(e.w1));
@@ -155,18 +155,83 @@ void TranspositionTable::store(const TTKey& k, int lower, int upper, int move, u
             lognodes = std::max(lognodes, lognodes_of(e.w1));
             assert(lower <= upper);
             e.w1 = pack(k, lower, upper, move, lognodes);
-            return;
+            return false;
         }
         if (!victim || (victim->w1 & kUsed && (!(e.w1 & kUsed) ||
                                                lognodes_of(e.w1) < lognodes_of(victim->w1))))
             victim = &e;
     }
-    if (!(victim->w1 & kUsed)) ++used_;
+    const bool fresh = !(victim->w1 & kUsed);
     victim->w0 = k.lo;
     victim->w1 = pack(k, lower, upper, move, lognodes);
+    return fresh;
+}
+
+void TranspositionTable::store(const TTKey& k, int lower, int upper, int move, uint64_t nodes) {
+    if (!buckets_) return;
+    if (update(*bucket_of(k), k, lower, upper, move, log2_nodes(nodes))) ++used_;
     // Grow fourfold at 3/4 full while the budget allows.
     if (used_ * 4 > buckets_ * 4 * 3 && buckets_ * 4 * sizeof(Bucket) <= max_bytes_)
         resize(buckets_ * 4);
+}
+
+uint64_t TranspositionTable::lock(Bucket* b) const {
+    std::atomic_ref<uint64_t> word(b->e[0].w1);
+    uint64_t cur = word.load(std::memory_order_relaxed);
+    for (;;) {
+        if (cur & kLock) {
+#if defined(__x86_64__) || defined(__i386__)
+            __builtin_ia32_pause();
+#endif
+            cur = word.load(std::memory_order_relaxed);
+            continue;
+        }
+        if (word.compare_exchange_weak(cur, cur | kLock, std::memory_order_acquire,
+                                       std::memory_order_relaxed))
+            return cur;
+    }
+}
+
+TTProbe TranspositionTable::probe_shared(const TTKey& k) const {
+    TTProbe r;
+    if (!buckets_) return r;
+    Bucket* b = bucket_of(k);
+    Bucket copy;
+    const uint64_t w = lock(b);
+    for (int i = 0; i < 4; ++i) {
+        copy.e[i].w0 = b->e[i].w0;
+        copy.e[i].w1 = i == 0 ? w : b->e[i].w1;
+    }
+    std::atomic_ref<uint64_t>(b->e[0].w1).store(w, std::memory_order_release);
+    for (const Entry& e : copy.e) {
+        if (matches(e.w0, e.w1, k)) {
+            r.found = true;
+            r.lower = lower_of(e.w1);
+            r.upper = upper_of(e.w1);
+            r.move = move_of(e.w1);
+            return r;
+        }
+    }
+    return r;
+}
+
+bool TranspositionTable::store_shared(const TTKey& k, int lower, int upper, int move,
+                                      uint64_t nodes) {
+    if (!buckets_) return false;
+    Bucket* b = bucket_of(k);
+    Bucket copy;
+    const uint64_t w = lock(b);
+    for (int i = 0; i < 4; ++i) {
+        copy.e[i].w0 = b->e[i].w0;
+        copy.e[i].w1 = i == 0 ? w : b->e[i].w1;
+    }
+    const bool fresh = update(copy, k, lower, upper, move, log2_nodes(nodes));
+    for (int i = 0; i < 4; ++i) {
+        b->e[i].w0 = copy.e[i].w0;
+        if (i > 0) b->e[i].w1 = copy.e[i].w1;
+    }
+    std::atomic_ref<uint64_t>(b->e[0].w1).store(copy.e[0].w1, std::memory_order_release);
+    return fresh;
 }
 
 }  // namespace kalah

@@ -37,8 +37,8 @@ struct TTProbe {
 //           bits 48..50  best pit (0..5), 7 = none
 //           bits 51..55  log2(nodes searched under this entry + 1), capped at 31
 //           bit  56      used (an empty entry is all zero)
-//           bits 57..62  reserved (issue 5: version counter for concurrent use)
-//           bit  63      reserved (issue 5: write lock)
+//           bits 57..62  reserved (zero)
+//           bit  63      bucket lock (entry 0 only; see "Concurrent use")
 // The whole key is stored, so a probe never returns another position's bounds.
 // Bounds are true bounds on the exact value, independent of any search window, so entries
 // never go stale: they stay valid across MTD(f) passes and across searches of the same
@@ -50,7 +50,22 @@ struct TTProbe {
 // whenever three quarters of its entries are in use, up to the byte budget; pages come
 // zeroed from the OS (mmap, transparent huge pages requested), so nothing is touched
 // before it is used and a query on a small board stays fast.
-// Not safe for concurrent use yet (issue 5).
+//
+// Concurrent use (issue 5): probe()/store() are for one thread at a time (no atomics: the
+// single-thread search pays nothing). probe_shared()/store_shared() may run concurrently
+// from any number of threads. Each takes the bucket's lock, bit 63 of entry 0's word 1,
+// with an atomic compare-and-swap (acquire), copies or updates the bucket with plain
+// accesses, and releases it with a release store of that word. Readers lock too, so a
+// probe can never see a half-written entry (no torn reads to detect: they cannot happen),
+// and two stores never interleave; the acquire/release pair orders every plain access to
+// a bucket, so the scheme is race-free under the C++ memory model (ThreadSanitizer
+// checks it: scripts/tsan.sh). A bucket is one cache line that a probe must load anyway,
+// so the lock costs one locked instruction on an already-missed line. The shared calls
+// never grow the table (growth rehashes everything) and do not count used entries: the
+// parallel search counts them per thread, and when the table should grow (add_used())
+// it stops every thread, grows the table alone, and resumes. Mixing shared and
+// plain calls is allowed only with a synchronisation point in between (e.g. the end of an
+// OpenMP parallel region).
 class TranspositionTable {
 public:
     explicit TranspositionTable(size_t max_bytes);
@@ -61,9 +76,21 @@ public:
     // Makes room for about `positions` entries (rounded up to a power of two of buckets,
     // at most the byte budget and at most the initial size); keeps the contents.
     void reserve(uint64_t positions);
+    // For parallel searches: `fresh` entries were filled by store_shared() (which does
+    // not count them); records them and tells whether the table should now grow.
+    bool add_used(uint64_t fresh) {
+        used_ += fresh;
+        return needs_growth(0);
+    }
+    // Would the table want to grow with `more` entries in use than it has counted?
+    bool needs_growth(uint64_t more) const {
+        return (used_ + more) * 4 > buckets_ * 4 * 3 && buckets_ * 4 * sizeof(Bucket) <= max_bytes_;
+    }
+    void grow() { resize(buckets_ * 4); }  // fourfold, rehashing (no concurrent calls)
     void clear();
 
     TTProbe probe(const TTKey& k) const;
+    TTProbe probe_shared(const TTKey& k) const;
     // Starts loading k's bucket into the cache (a hint; no effect on contents).
     void prefetch(const TTKey& k) const {
         if (buckets_) __builtin_prefetch(bucket_of(k));
@@ -71,6 +98,8 @@ public:
     // Records lower <= v <= upper (use -127 / 127 for "no bound") and the best pit (-1:
     // none) for k, after a search of `nodes` nodes.
     void store(const TTKey& k, int lower, int upper, int move, uint64_t nodes);
+    // Returns true if it filled an empty slot (for add_used()).
+    bool store_shared(const TTKey& k, int lower, int upper, int move, uint64_t nodes);
 
     size_t bytes() const { return buckets_ * sizeof(Bucket); }
     size_t max_bytes() const { return max_bytes_; }
@@ -86,6 +115,9 @@ private:
     Bucket* bucket_of(const TTKey& k) const;
     void resize(size_t buckets);      // rehashes every entry into a new table
     void insert(const Entry& e);      // places a whole entry (rehash)
+    // Merges or places k's entry in b (no growth); true if it filled an empty slot.
+    static bool update(Bucket& b, const TTKey& k, int lower, int upper, int move, int lognodes);
+    uint64_t lock(Bucket* b) const;   // spins until locked; returns entry 0's word 1
 
     size_t max_bytes_;
     size_t buckets_ = 0;

@@ -8,6 +8,7 @@ set(KALAH_TEST_SUITES
   solver
   analysis
   bench
+  parallel
 )
 foreach(suite ${KALAH_TEST_SUITES})
   add_test(NAME ${suite} COMMAND kalah_tests --test-suite=${suite} --no-version)

@@ -329,7 +329,8 @@ TEST_SUITE("solver") {
     TEST_CASE("CLI bad input: one line, exit 2") {
         for (const char* args :
              {"solve --pits 9 --seeds 4", "solve --pits 6 --seeds 0", "solve --pits 6 --seeds 11",
-              "solve --threads 3", "solve --tt-mb 0", "solve --ablate nothing",
+              "solve --threads 0", "query --pits 3 --seeds 2 --threads -1",
+              "solve --tt-mb 0", "solve --ablate nothing",
               "query --position 1,2/3", "query --pits 3 --seeds 3 --moves B1",
               "solve --bogus"}) {
             CAPTURE(args);

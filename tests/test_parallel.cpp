@@ -1,0 +1,187 @@
+// Parallel solver: every thread count gives the single-thread values; the shared TT never
+// returns a torn or foreign entry under concurrent probes and stores.
+#include <doctest/doctest.h>
+
+#include <atomic>
+#include <cstdlib>
+#include <random>
+#include <string>
+
+#include <omp.h>
+
+#include "cli_runner.h"
+#include "core/notation.h"
+#include "solver/solver.h"
+#include "solver/tsan_sync.h"
+#include "solver/tt.h"
+
+using kalah::Board;
+using kalah::Rule;
+using kalah::Side;
+using kalah::Solver;
+using kalah::SolverOptions;
+
+namespace {
+
+// Parallel even on small positions (the default searches those with one thread).
+SolverOptions with_threads(int threads, size_t tt_mb = 64) {
+    SolverOptions o;
+    o.tt_mb = tt_mb;
+    o.threads = threads;
+    o.parallel_min_seeds = 0;
+    return o;
+}
+
+// Under ThreadSanitizer (scripts/tsan.sh sets KALAH_TSAN_QUICK) the largest boards are
+// left out to keep the run to a few minutes; everything else is the same.
+bool quick() { return std::getenv("KALAH_TSAN_QUICK") != nullptr; }
+
+Board random_position(std::mt19937& rng, int m, int seeds) {
+    int a[6] = {}, b[6] = {};
+    for (;;) {
+        std::fill(a, a + 6, 0);
+        std::fill(b, b + 6, 0);
+        for (int i = 0; i < seeds; ++i) {
+            const int slot = int(rng() % (2 * m));
+            (slot < m ? a[slot] : b[slot - m])++;
+        }
+        int ra = 0, rb = 0;
+        for (int i = 0; i < m; ++i) ra += a[i], rb += b[i];
+        if (ra > 0 && rb > 0) break;
+    }
+    const int sa = int(rng() % 10), sb = int(rng() % 10);
+    return Board::from_rows(m, a, b, sa, sb, rng() % 2 ? Side::South : Side::North);
+}
+
+// A made-up "exact value" of a key, so that every stored bound can be checked.
+int truth(const kalah::TTKey& k) { return int((k.lo * 0x9e3779b97f4a7c15ull) >> 58) - 32; }
+
+}  // namespace
+
+TEST_SUITE("parallel") {
+    TEST_CASE("shared TT: concurrent probes and stores never return torn or foreign entries") {
+        // A tiny table (1024 buckets) and 4 threads hammering 5000 keys: constant
+        // replacement and merging in the same buckets. Every entry a probe returns must
+        // hold true bounds of its own key (torn entries would mix keys and bounds).
+        kalah::TranspositionTable tt(64 << 10);
+        tt.reserve(1);
+        std::atomic<int> bad{0}, found{0};
+        int fork = 0;
+        kalah::tsan_release(&fork);
+#pragma omp parallel num_threads(4)
+        {
+            kalah::tsan_acquire(&fork);
+            std::mt19937_64 rng(1234 + omp_get_thread_num());
+            for (int i = 0; i < 200000; ++i) {
+                kalah::TTKey k;
+                k.lo = rng() % 5000 * 0x0101010101ull;
+                k.hi = uint32_t(k.lo >> 3) & 0x7f7f7f7f;
+                const int v = truth(k);
+                if (rng() % 2) {
+                    const int lo = std::max(-127, v - int(rng() % 40));
+                    const int hi = std::min(127, v + int(rng() % 40));
+                    tt.store_shared(k, rng() % 3 ? lo : -127, rng() % 3 ? hi : 127,
+                                    int(rng() % 7) - 1, rng() % 100000);
+                } else {
+                    const kalah::TTProbe p = tt.probe_shared(k);
+                    if (p.found) {
+                        found.fetch_add(1, std::memory_order_relaxed);
+                        if (!(p.lower <= v && v <= p.upper && p.move >= -1 && p.move < 6))
+                            bad.fetch_add(1, std::memory_order_relaxed);
+                    }
+                }
+            }
+        }
+        CHECK(found.load() > 1000);
+        CHECK(bad.load() == 0);
+    }
+
+    TEST_CASE("start positions: T = 2 and 4 give the single-thread values, both rules") {
+        struct Game {
+            int m, n;
+        };
+        std::vector<Game> games = {{4, 1}, {4, 2}, {4, 3}, {4, 4}, {5, 2}, {5, 3}, {6, 2}};
+        if (!quick()) games.push_back({6, 3});
+        for (Rule rule : {Rule::Standard, Rule::EmptyCapture}) {
+            for (const Game& g : games) {
+                CAPTURE(g.m);
+                CAPTURE(g.n);
+                CAPTURE(kalah::rule_name(rule));
+                const Board start = Board::start(g.m, g.n);
+                Solver one(g.m, rule, with_threads(1));
+                const int v = one.value(start);
+                for (int t : {2, 4}) {
+                    CAPTURE(t);
+                    Solver par(g.m, rule, with_threads(t));
+                    CHECK(par.value(start) == v);
+                    CHECK(par.stats().nodes > 0);
+                    // The PV of the parallel solver replays to the same value.
+                    Board b = start;
+                    for (const auto& mv : par.principal_variation(start)) b.play(mv.pit, rule);
+                    REQUIRE(b.over());
+                    // Game over: the rows are swept into the stores.
+                    CHECK(b.store(Side::South) - b.store(Side::North) == v);
+                }
+            }
+        }
+        // Published values (reference-values.md), empty-capture.
+        CHECK(Solver(5, Rule::EmptyCapture, with_threads(2)).value(Board::start(5, 3)) == 8);
+        CHECK(Solver(6, Rule::EmptyCapture, with_threads(4)).value(Board::start(6, 2)) == 10);
+    }
+
+    TEST_CASE("random positions: value and every move's value agree for T = 1, 2, 4") {
+        const int kPositions = quick() ? 60 : 300;
+        for (Rule rule : {Rule::Standard, Rule::EmptyCapture}) {
+            for (int m = 4; m <= 6; ++m) {
+                std::mt19937 rng(777 + m);
+                std::vector<Board> positions;
+                for (int i = 0; i < kPositions / 6; ++i)
+                    positions.push_back(random_position(rng, m, 6 + int(rng() % 16)));
+                // Each value and every move's value, from one long-lived solver (so TT
+                // reuse across queries is tested too). Each solver runs its batch alone:
+                // OpenMP threads spinning between parallel regions would slow the others.
+                auto answers = [&](int threads, size_t tt_mb, size_t step) {
+                    Solver s(m, rule, with_threads(threads, tt_mb));
+                    std::vector<std::vector<int>> out;
+                    for (size_t i = 0; i < positions.size(); i += step) {
+                        std::vector<int> a = {s.value(positions[i])};
+                        for (const auto& mv : s.move_values(positions[i])) a.push_back(mv.value);
+                        out.push_back(a);
+                    }
+                    return out;
+                };
+                const auto one = answers(1, 64, 1);
+                const auto two = answers(2, 64, 1);
+                // T = 4 (oversubscribed on 2 cores) with a 1 MiB table (heavy replacement)
+                // on every fourth position.
+                const auto four = answers(4, 1, 4);
+                for (size_t i = 0; i < positions.size(); ++i) {
+                    CAPTURE(kalah::format_position(positions[i]));
+                    CAPTURE(kalah::rule_name(rule));
+                    CHECK(two[i] == one[i]);
+                    if (i % 4 == 0) CHECK(four[i / 4] == one[i]);
+                }
+            }
+        }
+    }
+
+    TEST_CASE("CLI --threads: same value, bad counts rejected") {
+        const auto one = run_kalah("solve --pits 4 --seeds 3 --threads 1 --json");
+        const auto two = run_kalah("solve --pits 4 --seeds 3 --threads 2 --json");
+        REQUIRE(one.status == 0);
+        REQUIRE(two.status == 0);
+        auto value_of = [](const std::string& json) {
+            const size_t p = json.find("\"value\": ");
+            REQUIRE(p != std::string::npos);
+            return std::atoi(json.c_str() + p + 9);
+        };
+        CHECK(value_of(one.out) == value_of(two.out));
+        const auto q = run_kalah("query --pits 5 --seeds 3 --moves \"A1 B2\" --threads 3 --json");
+        CHECK(q.status == 0);
+        for (const char* bad : {"0", "-2", "5000"}) {
+            const auto r = run_kalah(std::string("solve --pits 4 --seeds 3 --threads ") + bad);
+            CHECK(r.status == 2);
+            CHECK(r.err.find("--threads") != std::string::npos);
+        }
+    }
+}
