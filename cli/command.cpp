@@ -27,7 +27,16 @@ bool parse_options(const std::string& cmd, const std::string& usage,
                    po::options_description& opts, const std::vector<std::string>& args,
                    po::variables_map& vm) {
     opts.add_options()("help,h", "show this help");
-    po::store(po::command_line_parser(args).options(opts).run(), vm);
+    // No command takes positional arguments: a stray word is an error, not silently dropped.
+    po::options_description all;
+    all.add(opts).add_options()("stray-words", po::value<std::vector<std::string>>());
+    po::positional_options_description stray;
+    stray.add("stray-words", -1);
+    po::store(po::command_line_parser(args).options(all).positional(stray).run(), vm);
+    if (vm.count("stray-words"))
+        throw InputError("unexpected argument '" +
+                         vm["stray-words"].as<std::vector<std::string>>().front() +
+                         "' (options start with --)");
     if (vm.count("help")) {
         std::cout << "usage: kalah " << cmd << " " << usage << "\n\n" << opts << "\n";
         return false;

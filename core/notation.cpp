@@ -113,7 +113,11 @@ MoveText parse_move(const std::string& text, int m) {
     size_t digits = i;
     while (i < text.size() && std::isdigit(static_cast<unsigned char>(text[i]))) ++i;
     if (i == digits) throw InputError("move '" + text + "' has no pit number");
-    int pit = std::stoi(text.substr(digits, std::min<size_t>(i - digits, 3)));
+    // One digit names every pit (m <= 6); refuse longer numbers rather than misread them.
+    if (i - digits > 1 || text[digits] == '0')
+        throw InputError("move '" + text + "' names pit " + text.substr(digits, i - digits) +
+                         " but the board has pits 1.." + std::to_string(m));
+    int pit = text[digits] - '0';
     if (pit < 1 || pit > m)
         throw InputError("move '" + text + "' names pit " + std::to_string(pit) +
                          " but the board has pits 1.." + std::to_string(m));

@@ -79,6 +79,9 @@ TEST_SUITE("cli") {
     }
     TEST_CASE("bad input: unknown rule") { check_bad_input("--rule foo", "unknown rule 'foo'"); }
     TEST_CASE("bad input: unknown option") { check_bad_input("--frobnicate", "frobnicate"); }
+    TEST_CASE("bad input: a stray word is not ignored") {
+        check_bad_input("1/1/0,0/A", "1/1/0,0/A");
+    }
     TEST_CASE("bad input: --pits/--seeds out of range") {
         check_bad_input("--pits 7 --seeds 4", "--pits must be 1..6");
         check_bad_input("--pits 0 --seeds 4", "--pits must be 1..6");
