@@ -1,4 +1,7 @@
 // `kalah build-db` and `kalah verify-db`: build endgame database layers, check them.
+#include <omp.h>
+
+#include <cmath>
 #include <iostream>
 
 #include "cli/command.h"
@@ -8,6 +11,15 @@
 namespace kalah::cli {
 namespace {
 namespace po = boost::program_options;
+
+// --threads: 0 (OpenMP default) .. 4 per core; more is a typo, not a request.
+int threads_option(const po::variables_map& vm) {
+    const int t = vm["threads"].as<int>();
+    const int most = 4 * omp_get_num_procs();
+    if (t < 0 || t > most)
+        throw InputError("--threads must be 0.." + std::to_string(most) + " (0: all cores)");
+    return t;
+}
 
 int run_build(const std::vector<std::string>& args) {
     po::options_description opts("build-db options");
@@ -27,8 +39,10 @@ int run_build(const std::vector<std::string>& args) {
     o.rule = parse_rule(vm["rule"].as<std::string>());
     o.max_seeds = vm["max-seeds"].as<int>();
     o.dir = vm["dir"].as<std::string>();
-    o.threads = vm["threads"].as<int>();
+    o.threads = threads_option(vm);
     o.memory_gb = vm["memory-gb"].as<double>();
+    if (!std::isfinite(o.memory_gb) || !(o.memory_gb > 0))
+        throw InputError("--memory-gb must be a positive number");
     o.log = &std::cerr;
     auto stats = db::build_database(o);
     uint64_t entries = 0, bytes = 0;
@@ -61,8 +75,7 @@ int run_verify(const std::vector<std::string>& args) {
         if (o.m < 1 || o.m > kMaxPits) throw InputError("--pits must be 1..6");
     }
     if (vm.count("rule")) o.rule = parse_rule(vm["rule"].as<std::string>());
-    o.threads = vm["threads"].as<int>();
-    if (o.threads < 0) throw InputError("--threads must be >= 0");
+    o.threads = threads_option(vm);
     o.log = &std::cerr;
     const auto res = db::verify_database(o);
     for (const auto& p : res.problems) std::cerr << "kalah verify-db: " << p << "\n";

@@ -147,8 +147,9 @@ std::vector<LayerStats> build_database(const BuildOptions& opts) {
     if (opts.m < 1 || opts.m > kMaxPits) throw std::invalid_argument("--pits must be 1..6");
     if (opts.max_seeds < 0 || opts.max_seeds > kMaxSeeds)
         throw std::invalid_argument("--max-seeds must be 0.." + std::to_string(kMaxSeeds));
-    if (opts.threads < 0) throw std::invalid_argument("--threads must be >= 1");
-    if (!(opts.memory_gb > 0)) throw std::invalid_argument("--memory-gb must be positive");
+    if (opts.threads < 0) throw std::invalid_argument("--threads must be >= 0");
+    if (!(opts.memory_gb > 0) || !std::isfinite(opts.memory_gb))
+        throw std::invalid_argument("--memory-gb must be a positive number");
     const uint64_t need = build_memory_bytes(opts.m, opts.max_seeds);
     const double have = opts.memory_gb * 1e9;
     if (static_cast<double>(need) > have) {

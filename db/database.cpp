@@ -105,6 +105,13 @@ std::unique_ptr<Database> Database::open(const std::string& dir, int m, Rule rul
         return fail(stop.empty() ? "no layer files for m=" + std::to_string(m) + " " +
                                        rule_name(rule) + " in " + dir
                                  : stop);
+    // A layer that exists but is damaged ends the run: say so, since the database is then
+    // smaller than the files on disk suggest.
+    std::string warning;
+    auto damaged = [&](const std::string& what, size_t usable) {
+        warning = what + "; using layers 0.." + std::to_string(usable - 1);
+    };
+    if (!stop.empty()) damaged(stop, files.size());
     auto db = std::make_unique<FileDatabase>(m, rule);
     // Resident layers from s = 0 up while they fit; keep a quarter of the bound (at least
     // 64 decoded blocks) for the cache when not everything fits.
@@ -124,6 +131,7 @@ std::unique_ptr<Database> Database::open(const std::string& dir, int m, Rule rul
                 layer.values = f->read_all();
             } catch (const FormatError& e) {
                 if (db->layers_.empty()) return fail(e.what());
+                damaged(e.what(), db->layers_.size());
                 break;  // the run of usable layers ends below this one
             }
             used += n;
@@ -139,6 +147,7 @@ std::unique_ptr<Database> Database::open(const std::string& dir, int m, Rule rul
         db->cache_ = std::make_unique<BlockCache>(std::max<uint64_t>(cache_bytes / block_size, 64),
                                                   block_size);
     }
+    if (why) *why = warning;
     return db;
 }
 

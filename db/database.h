@@ -16,7 +16,10 @@ public:
     virtual ~Database() = default;
     // Opens the layers 0..K found in dir for (m, rule), K the largest complete run.
     // memory_bytes bounds what is held in memory (resident layers plus block cache).
-    // Returns nullptr and sets *why when there is no usable database.
+    // Returns nullptr and sets *why when there is no usable database. On success *why is
+    // cleared, or set to a warning when the run stops below a layer file that exists but is
+    // damaged (e.g. "kalah-m3-standard-s5.kdb: block 0 checksum mismatch (damaged); using
+    // layers 0..4"): callers print *why whenever it is non-empty, even on success.
     static std::unique_ptr<Database> open(const std::string& dir, int m, Rule rule,
                                           size_t memory_bytes, std::string* why);
 

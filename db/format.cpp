@@ -9,7 +9,6 @@
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
-#include <fstream>
 
 #include "core/notation.h"
 #include "db/index.h"
@@ -56,6 +55,22 @@ bool pread_all(int fd, void* buf, size_t len, uint64_t offset) {
         p += got;
         len -= static_cast<size_t>(got);
         offset += static_cast<uint64_t>(got);
+    }
+    return true;
+}
+
+// Writes exactly len bytes, false (errno set) on an error.
+bool write_all(int fd, const void* buf, size_t len) {
+    const auto* p = static_cast<const uint8_t*>(buf);
+    while (len > 0) {
+        ssize_t put = ::write(fd, p, len);
+        if (put < 0 && errno == EINTR) continue;
+        if (put <= 0) {
+            if (put == 0) errno = EIO;
+            return false;
+        }
+        p += put;
+        len -= static_cast<size_t>(put);
     }
     return true;
 }
@@ -149,18 +164,36 @@ void write_layer(const std::string& path, int m, Rule rule, int s, const int8_t*
     }
     put_u64(&head[48], kh64(body.data(), body.size(), kh64(head.data(), 40)));
 
-    const std::string tmp = path + ".tmp";
-    {
-        std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-        if (!out) throw std::runtime_error("cannot write " + tmp + ": " + std::strerror(errno));
-        out.write(reinterpret_cast<const char*>(head.data()), 56);
-        out.write(body.data(), static_cast<std::streamsize>(body.size()));
-        out.flush();
-        if (!out) throw std::runtime_error("write failed: " + tmp);
+    // Temp name unique per process, so two builders writing into one directory never write
+    // into each other's temp file; the data is on disk (fsync) before the rename makes it
+    // visible, and a failed write leaves no temp file behind.
+    const std::string tmp = path + "." + std::to_string(::getpid()) + ".tmp";
+    const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (fd < 0) throw std::runtime_error("cannot write " + tmp + ": " + std::strerror(errno));
+    auto give_up = [&](const std::string& what, int err) {
+        ::unlink(tmp.c_str());
+        return std::runtime_error(what + " " + tmp + ": " + std::strerror(err));
+    };
+    if (!write_all(fd, head.data(), 56) || !write_all(fd, body.data(), body.size())) {
+        const int err = errno;
+        ::close(fd);
+        throw give_up("write failed:", err);
     }
-    std::error_code ec;
-    std::filesystem::rename(tmp, path, ec);
-    if (ec) throw std::runtime_error("cannot rename " + tmp + ": " + ec.message());
+    if (::fsync(fd) != 0) {
+        const int err = errno;
+        ::close(fd);
+        throw give_up("fsync failed:", err);
+    }
+    if (::close(fd) != 0) throw give_up("close failed:", errno);
+    if (::rename(tmp.c_str(), path.c_str()) != 0) throw give_up("cannot rename", errno);
+    // Make the rename itself durable; best effort (some file systems refuse a directory fsync).
+    std::string dir = std::filesystem::path(path).parent_path().string();
+    if (dir.empty()) dir = ".";
+    const int dfd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (dfd >= 0) {
+        ::fsync(dfd);
+        ::close(dfd);
+    }
 }
 
 std::unique_ptr<LayerFile> LayerFile::open(const std::string& path, int m, Rule rule, int s) {

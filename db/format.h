@@ -85,7 +85,9 @@ struct BlockRef {
     uint64_t checksum = 0;
 };
 
-// Writes values[0..n) (n = the layer size) as the layer file `path` (temp name + rename).
+// Writes values[0..n) (n = the layer size) as the layer file `path`: to the temp name
+// `path`.<pid>.tmp, fsync, rename into place, fsync the directory. Throws std::runtime_error
+// on a failed write (the temp file is removed, `path` untouched).
 // Blocks are compressed in parallel; the bytes depend only on the arguments.
 void write_layer(const std::string& path, int m, Rule rule, int s, const int8_t* values,
                  uint64_t n, uint32_t block_size = kDefaultBlockSize,

@@ -110,19 +110,24 @@ VerifyResult verify_database(const VerifyOptions& opts) {
         throw std::invalid_argument("no such database directory: " + opts.dir);
     if (opts.threads > 0) omp_set_num_threads(opts.threads);
     VerifyResult res;
-    static const std::regex kName(R"(kalah-m([0-9]+)-(standard|empty-capture)-s([0-9]+)\.kdb)");
+    // At most 3 digits each, so stoi cannot overflow; the name must then be exactly the
+    // canonical one (no leading zeros), so that no two files claim the same layer.
+    static const std::regex kName(
+        R"(kalah-m([0-9]{1,3})-(standard|empty-capture)-s([0-9]{1,3})\.kdb)");
     std::map<std::pair<int, int>, std::map<int, fs::path>> sets;
     for (const auto& e : fs::directory_iterator(opts.dir, ec)) {
         const std::string name = e.path().filename().string();
         if (e.path().extension() != ".kdb") continue;
         std::smatch mt;
-        if (!std::regex_match(name, mt, kName)) {
-            res.problems.push_back(name + ": not a layer file name (kalah-m<M>-<rule>-s<S>.kdb)");
+        const bool matched = std::regex_match(name, mt, kName);
+        const int m = matched ? std::stoi(mt[1]) : 0;
+        const Rule rule = matched ? parse_rule(mt[2]) : Rule::Standard;
+        const int s = matched ? std::stoi(mt[3]) : 0;
+        if (!matched || name != layer_file_name(m, rule, s)) {
+            res.problems.push_back(name + ": unrecognised file name, not checked (layer files are "
+                                          "named kalah-m<M>-<rule>-s<S>.kdb, no leading zeros)");
             continue;
         }
-        const int m = std::stoi(mt[1]);
-        const Rule rule = parse_rule(mt[2]);
-        const int s = std::stoi(mt[3]);
         if (opts.m != 0 && m != opts.m) continue;
         if (opts.rule && rule != *opts.rule) continue;
         if (m < 1 || m > kMaxPits || s > kMaxSeeds) {

@@ -32,7 +32,10 @@ struct VerifyResult {
 // with Board::play on a board built by unrank (not the builder's enumeration), take the
 // store difference by absolute side and the successor's stored value. The first bad
 // entry of a layer is reported with its rank and position. Layers above a damaged or
-// missing file are not re-derived. Throws std::invalid_argument when dir does not exist.
+// missing file are not re-derived. A *.kdb file whose name is not exactly
+// layer_file_name(m, rule, s) for some m, rule, s (e.g. "kalah-m03-standard-s1.kdb") is
+// reported as a problem ("unrecognised file name") and skipped; the other files are still
+// checked. Throws std::invalid_argument when dir does not exist.
 VerifyResult verify_database(const VerifyOptions& opts);
 
 }  // namespace kalah::db

@@ -2,9 +2,11 @@
 // file round trips, resume, byte-identical rebuilds, damage detection, cached probes, CLI.
 #include <doctest/doctest.h>
 
+#include <omp.h>
 #include <unistd.h>
 
 #include <filesystem>
+#include <algorithm>
 #include <fstream>
 #include <random>
 #include <set>
@@ -179,9 +181,16 @@ TEST_SUITE("db") {
                     REQUIRE(db::rank(u, n_pits) == r);
                     const Board b = db::board_from_configuration(u, m);
                     REQUIRE(db::rank_board(b) == r);
-                    Board f = b;  // a board with stores and the other side to move
-                    f.flip();
-                    f.flip();
+                    // The same pits from North's view, with seeds in both stores.
+                    int own_row[6], opp_row[6];
+                    for (int j = 0; j < m; ++j) {
+                        own_row[j] = u[j];
+                        opp_row[j] = u[m + j];
+                    }
+                    const Board f = Board::from_rows(m, opp_row, own_row, 3, 5, kalah::Side::North);
+                    REQUIRE(f.to_move() == kalah::Side::North);
+                    REQUIRE(f.own_store() == 5);
+                    REQUIRE(f.opp_store() == 3);
                     REQUIRE(db::rank_board(f) == r);
                     if (all) {
                         REQUIRE(std::equal(c, c + n_pits, u));  // enumeration is rank order
@@ -326,6 +335,11 @@ TEST_SUITE("db") {
             auto d = db::Database::open(std_dir.path.string(), 4, Rule::Standard, 1 << 30, &why);
             REQUIRE(d);
             CHECK(d->max_seeds() == 8);  // the run of usable layers ends below the damage
+            // ... and open says so, naming the file and the problem.
+            CAPTURE(why);
+            CHECK(why.find(name9 + ": block ") == 0);
+            CHECK(why.find("checksum mismatch") != std::string::npos);
+            CHECK(why.find("; using layers 0..8") != std::string::npos);
         }
         SUBCASE("one flipped byte in the header") {
             std::string bad = good9;
@@ -334,6 +348,13 @@ TEST_SUITE("db") {
             auto res = verify(std_dir.path.string());
             CHECK(!res.ok());
             CHECK(any_problem_has(res, name9));
+            std::string why;
+            auto d = db::Database::open(std_dir.path.string(), 4, Rule::Standard, 1 << 30, &why);
+            REQUIRE(d);
+            CHECK(d->max_seeds() == 8);
+            CAPTURE(why);
+            CHECK(why.find(name9 + ": ") == 0);
+            CHECK(why.find("; using layers 0..8") != std::string::npos);
         }
         SUBCASE("truncated file") {
             spit(std_dir.file(4, Rule::Standard, 9), good9.substr(0, good9.size() - 7));
@@ -368,6 +389,30 @@ TEST_SUITE("db") {
             CHECK(!res.ok());
             CHECK(any_problem_has(res, name9 + ": entry 1234 "));
         }
+        SUBCASE("odd file names are reported, not taken for a layer, and do not abort") {
+            const std::string d = std_dir.path.string();
+            fs::copy_file(std_dir.file(4, Rule::Standard, 1), d + "/kalah-m04-standard-s1.kdb");
+            fs::copy_file(std_dir.file(4, Rule::Standard, 1), d + "/kalah-m4-standard-s01.kdb");
+            spit(d + "/kalah-m99999999999-standard-s1.kdb", "x");
+            spit(d + "/kalah-m4-standard-s99999999999.kdb", "x");
+            auto res = verify(d);
+            CHECK(!res.ok());
+            CHECK(res.files == 13);  // the real layers still all check out
+            for (const char* odd : {"kalah-m04-standard-s1.kdb", "kalah-m4-standard-s01.kdb",
+                                    "kalah-m99999999999-standard-s1.kdb",
+                                    "kalah-m4-standard-s99999999999.kdb"}) {
+                CAPTURE(odd);
+                CHECK(any_problem_has(res, std::string(odd) + ": unrecognised file name"));
+            }
+            CHECK(res.problems.size() == 4);
+            auto r = run_kalah("verify-db --dir " + d);
+            CAPTURE(r.err);
+            CHECK(r.status == 1);
+            CHECK(r.err.find("stoi") == std::string::npos);
+            CHECK(r.err.find("kalah-m99999999999-standard-s1.kdb: unrecognised") !=
+                  std::string::npos);
+            CHECK(r.out.find("FAILED: 13 layer files") != std::string::npos);
+        }
         SUBCASE("a missing layer") {
             fs::remove(std_dir.file(4, Rule::Standard, 5));
             auto res = verify(std_dir.path.string());
@@ -380,7 +425,9 @@ TEST_SUITE("db") {
         TempDir dir("cache");
         build(dir.path.string(), 4, Rule::Standard, 12);
         std::string why;
+        why = "stale";
         auto full = db::Database::open(dir.path.string(), 4, Rule::Standard, 1 << 30, &why);
+        CHECK(why.empty());  // success without a warning clears *why
         // 40 KB: layers up to ~8 resident, the rest through a tiny cache that must evict.
         auto small = db::Database::open(dir.path.string(), 4, Rule::Standard, 40000, &why);
         REQUIRE(full);
@@ -388,16 +435,18 @@ TEST_SUITE("db") {
         CHECK(full->resident_layers() == 13);
         CHECK(small->resident_layers() < 13);
         CHECK(small->max_seeds() == 12);
-        std::mt19937_64 rng(5);
         int mismatches = 0;
-#pragma omp parallel for reduction(+ : mismatches)
-        for (int i = 0; i < 200000; ++i) {
-            thread_local std::mt19937_64 local(rng());
-            const int s = static_cast<int>(local() % 13);
-            uint8_t c[12];
-            db::unrank(local() % db::layer_size(8, s), s, 8, c);
-            const Board b = db::board_from_configuration(c, 4);
-            mismatches += full->probe(b) != small->probe(b);
+#pragma omp parallel reduction(+ : mismatches)
+        {
+            std::mt19937_64 local(5 + omp_get_thread_num());  // no shared generator
+#pragma omp for
+            for (int i = 0; i < 200000; ++i) {
+                const int s = static_cast<int>(local() % 13);
+                uint8_t c[12];
+                db::unrank(local() % db::layer_size(8, s), s, 8, c);
+                const Board b = db::board_from_configuration(c, 4);
+                mismatches += full->probe(b) != small->probe(b);
+            }
         }
         CHECK(mismatches == 0);
         const Board too_many = Board::start(4, 4);  // 32 seeds > 12
@@ -405,6 +454,29 @@ TEST_SUITE("db") {
         CHECK_THROWS_AS(full->probe(Board::start(3, 1)), std::out_of_range);
         CHECK(!db::Database::open(dir.path.string(), 5, Rule::Standard, 1 << 30, &why));
         CHECK(why.find("no layer files") != std::string::npos);
+    }
+
+    TEST_CASE("files: write_layer leaves no temp file and never uses another writer's") {
+        TempDir dir("write");
+        const std::string path = dir.file(3, Rule::Standard, 4);
+        std::vector<int8_t> values(db::layer_size(6, 4), 1);
+        // Another process's temp file at the old fixed name stays untouched.
+        spit(path + ".tmp", "another builder's half-written layer");
+        db::write_layer(path, 3, Rule::Standard, 4, values.data(), values.size());
+        CHECK(slurp(path + ".tmp") == "another builder's half-written layer");
+        CHECK(db::LayerFile::open(path, 3, Rule::Standard, 4)->read_all() == values);
+        fs::remove(path + ".tmp");
+        // A failed write (here the rename onto a non-empty directory) leaves no temp file.
+        const std::string blocked = dir.file(3, Rule::Standard, 5);
+        fs::create_directories(blocked + "/x");
+        std::vector<int8_t> v5(db::layer_size(6, 5), 0);
+        CHECK_THROWS_AS(db::write_layer(blocked, 3, Rule::Standard, 5, v5.data(), v5.size()),
+                        std::runtime_error);
+        std::vector<std::string> left;
+        for (const auto& e : fs::directory_iterator(dir.path)) left.push_back(e.path().filename());
+        std::sort(left.begin(), left.end());
+        CHECK(left == std::vector<std::string>{fs::path(path).filename(),
+                                                fs::path(blocked).filename()});
     }
 
     TEST_CASE("cli: build-db and verify-db, bad input and damaged files") {
@@ -427,6 +499,28 @@ TEST_SUITE("db") {
             CHECK(r.status == 2);
             CHECK(std::count(r.err.begin(), r.err.end(), '\n') == 1);
         }
+        // --threads beyond 4 per core or negative, --memory-gb not a positive finite number.
+        const std::string too_many = std::to_string(4 * omp_get_num_procs() + 1);
+        const std::string most = std::to_string(4 * omp_get_num_procs());
+        const std::vector<std::string> bad_inputs = {
+            "build-db --pits 3 --max-seeds 3 --threads " + too_many,
+            "build-db --pits 3 --max-seeds 3 --threads -1",
+            "build-db --pits 3 --max-seeds 3 --threads 2000000000",
+            "build-db --pits 3 --max-seeds 3 --memory-gb 0",
+            "build-db --pits 3 --max-seeds 3 --memory-gb -1",
+            "build-db --pits 3 --max-seeds 3 --memory-gb inf",
+            "build-db --pits 3 --max-seeds 3 --memory-gb nan",
+            "verify-db --threads " + too_many,
+            "verify-db --threads -1"};
+        for (const std::string& bad : bad_inputs) {
+            CAPTURE(bad);
+            r = run_kalah(bad + " --dir " + d);
+            CAPTURE(r.err);
+            CHECK(r.status == 2);
+            CHECK(std::count(r.err.begin(), r.err.end(), '\n') == 1);
+        }
+        r = run_kalah("verify-db --threads " + most + " --dir " + d);
+        CHECK(r.status == 0);
         spit(dir.file(3, Rule::Standard, 6), "not a database");
         r = run_kalah("verify-db --dir " + d);
         CHECK(r.status == 1);
