@@ -187,8 +187,8 @@ void write_layer(const std::string& path, int m, Rule rule, int s, const int8_t*
     if (::close(fd) != 0) throw give_up("close failed:", errno);
     if (::rename(tmp.c_str(), path.c_str()) != 0) throw give_up("cannot rename", errno);
     // Make the rename itself durable; best effort (some file systems refuse a directory fsync).
-    std::string dir = std::filesystem::path(path).parent_path().string();
-    if (dir.empty()) dir = ".";
+    std::filesystem::path dir = std::filesystem::path(path).parent_path();
+    if (dir.empty()) dir = std::filesystem::path(".");
     const int dfd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     if (dfd >= 0) {
         ::fsync(dfd);
