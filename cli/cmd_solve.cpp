@@ -96,6 +96,7 @@ int run_solve(const std::vector<std::string>& args) {
     const auto t0 = std::chrono::steady_clock::now();
     const int value = solver.value(start);
     const uint64_t nodes = solver.stats().nodes;
+    const double cpu = solver.stats().cpu_seconds;
     const double secs =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     const auto pv = solver.principal_variation(start);
@@ -115,7 +116,7 @@ int run_solve(const std::vector<std::string>& args) {
                   << json_string(best) << ", \"pv\": " << json_string(line)
                   << ", \"score\": [" << sa << ", " << sb << "], \"nodes\": " << nodes
                   << ", \"seconds\": " << secs << ", \"nodes_per_second\": " << uint64_t(nps)
-                  << "}\n";
+                  << ", \"threads\": " << o.threads << ", \"cpu_seconds\": " << cpu << "}\n";
         return 0;
     }
     std::cout << "Kalah(" << m << "," << n << "), rule " << rule_name(rule) << "\n"
@@ -125,7 +126,9 @@ int run_solve(const std::vector<std::string>& args) {
               << "pv: " << line << "\n"
               << "final score: " << sa << "-" << sb << "\n"
               << "nodes: " << nodes << ", seconds: " << secs << ", nodes/s: " << uint64_t(nps)
-              << "\n";
+              << "\n"
+              << "threads: " << o.threads << ", cpu seconds: " << cpu << " (nodes summed over "
+              << "threads)\n";
     return 0;
 }
 

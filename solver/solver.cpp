@@ -6,6 +6,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <ctime>
 
 #include <omp.h>
 
@@ -367,8 +368,10 @@ int Solver::Impl::pits_value_guess(const Board& b, int guess, bool report) {
     if (s <= db_max) return opts.db->probe(pits);
     tt.reserve(position_bound(m, s));
     const auto t0 = Clock::now();
+    const std::clock_t c0 = std::clock();
     const uint64_t n0 = nodes;
     const int v = mtdf(pits, guess, report);
+    stats.cpu_seconds += double(std::clock() - c0) / CLOCKS_PER_SEC;
     stats.nodes += nodes - n0;
     stats.seconds += std::chrono::duration<double>(Clock::now() - t0).count();
     return v;

@@ -50,8 +50,9 @@ struct SolverOptions {
 };
 
 struct SolverStats {
-    uint64_t nodes = 0;
-    double seconds = 0;
+    uint64_t nodes = 0;         // summed over threads
+    double seconds = 0;         // wall clock
+    double cpu_seconds = 0;     // process CPU time (all threads) while searching
 };
 
 // A move's exact value (South's final margin, stores included) after perfect play.

@@ -66,7 +66,7 @@ TEST_SUITE("parallel") {
         kalah::TranspositionTable tt(64 << 10);
         tt.reserve(1);
         std::atomic<int> bad{0}, found{0};
-        int fork = 0;
+        int fork = 0, join = 0;  // TSan happens-before anchors (solver/tsan_sync.h)
         kalah::tsan_release(&fork);
 #pragma omp parallel num_threads(4)
         {
@@ -91,7 +91,9 @@ TEST_SUITE("parallel") {
                     }
                 }
             }
+            kalah::tsan_release(&join);
         }
+        kalah::tsan_acquire(&join);
         CHECK(found.load() > 1000);
         CHECK(bad.load() == 0);
     }
