@@ -26,8 +26,8 @@ void add_solver_options(po::options_description& opts, size_t default_mb) {
     opts.add_options()
         ("tt-mb", po::value<size_t>()->default_value(default_mb),
          "transposition table budget in MiB: the memory these commands may use")
-        ("threads", po::value<int>()->default_value(1), "search threads")
-        ("db", po::value<std::string>(), "endgame database directory (optional)");
+        ("threads", po::value<int>()->default_value(1), "search threads");
+    add_db_options(opts, 4.0);
 }
 
 SolverSetup make_solver(const po::variables_map& vm, int m, Rule rule) {
@@ -37,14 +37,8 @@ SolverSetup make_solver(const po::variables_map& vm, int m, Rule rule) {
     if (o.tt_mb < 1) throw InputError("--tt-mb must be at least 1");
     o.threads = vm["threads"].as<int>();
     if (o.threads < 1) throw InputError("--threads must be at least 1");
-    if (vm.count("db")) {
-        std::string why;
-        s.db = db::Database::open(vm["db"].as<std::string>(), m, rule, size_t(1) << 30, &why);
-        if (s.db)
-            o.db = s.db.get();
-        else
-            std::cerr << "note: no endgame database used (" << why << ")\n";
-    }
+    s.db = open_database(vm, "analysis", m, rule);
+    o.db = s.db.get();
     s.solver = std::make_unique<Solver>(m, rule, o);
     return s;
 }

@@ -41,9 +41,8 @@ int run(const std::vector<std::string>& args) {
     opts.add_options()
         ("threads", po::value<int>()->default_value(1), "search threads (the signature is deterministic only with 1)")
         ("tt-mb", po::value<size_t>()->default_value(kDefaultBenchTtMb), "transposition table size in MiB (costs that much memory)")
-        ("db", po::value<std::string>(), "endgame database directory (changes the node counts)")
-        ("db-memory-gb", po::value<double>()->default_value(4.0), "memory for database layers and block cache, GiB")
         ("json", "print a JSON object");
+    add_db_options(opts, 4.0, /*use_default_dir=*/false);  // a database changes the node counts
     po::variables_map vm;
     if (!parse_options("bench", "[--threads T] [--tt-mb X] [--db D] [--json]", opts, args, vm))
         return 0;
@@ -63,13 +62,8 @@ int run(const std::vector<std::string>& args) {
     uint64_t total_nodes = 0;
     double total_seconds = 0;
     for (const BenchCase& c : kSuite) {
-        std::unique_ptr<db::Database> database;
         Board b = parse_position(c.position);
-        if (vm.count("db")) {
-            std::string why;
-            database = db::Database::open(vm["db"].as<std::string>(), b.pits(), c.rule,
-                                          static_cast<size_t>(vm["db-memory-gb"].as<double>() * (1ull << 30)), &why);
-        }
+        auto database = open_database(vm, "bench", b.pits(), c.rule);
         SolverOptions so;
         so.tt_mb = tt_mb;
         so.threads = threads;

@@ -4,6 +4,7 @@
 #include <iostream>
 
 #include "core/notation.h"
+#include "db/database.h"
 
 namespace kalah::cli {
 namespace po = boost::program_options;
@@ -157,6 +158,39 @@ std::string draw_board(const Board& b) {
         out += std::string("  ") + (b.to_move() == Side::South ? "A" : "B") + " to move\n";
     }
     return out;
+}
+
+}  // namespace kalah::cli
+
+namespace kalah::cli {
+
+void add_db_options(po::options_description& opts, double default_gb, bool use_default_dir) {
+    auto dir = po::value<std::string>();
+    if (use_default_dir) dir->default_value(kDefaultDbDir);
+    opts.add_options()
+        ("db", dir, "endgame database directory (kalah build-db writes one); searched positions "
+                    "with few enough seeds are read from it")
+        ("db-memory-gb", po::value<double>()->default_value(default_gb),
+         "memory for the database in GiB: layers held in memory plus a cache of decoded blocks");
+}
+
+std::unique_ptr<db::Database> open_database(const po::variables_map& vm, const std::string& cmd,
+                                            int m, Rule rule) {
+    if (!vm.count("db")) return nullptr;
+    const double gb = vm["db-memory-gb"].as<double>();
+    if (!(gb > 0) || !(gb <= 1 << 20))
+        throw InputError("--db-memory-gb must be a positive number of GiB");
+    const std::string dir = vm["db"].as<std::string>();
+    std::string why;
+    auto database = db::Database::open(dir, m, rule, static_cast<size_t>(gb * double(1ull << 30)), &why);
+    if (!database) {
+        std::cerr << "kalah " << cmd << ": no endgame database (" << why << "); searching without one\n";
+        return nullptr;
+    }
+    if (!why.empty()) std::cerr << "kalah " << cmd << ": warning: " << why << "\n";
+    std::cerr << "kalah " << cmd << ": endgame database " << dir << ", layers 0.." << database->max_seeds()
+              << " seeds (m=" << m << ", " << rule_name(rule) << ")\n";
+    return database;
 }
 
 }  // namespace kalah::cli

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <boost/program_options.hpp>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -55,5 +56,26 @@ int final_store(const Board& b, Side s);
 
 // Human-readable board: North's row (B6..B1) above South's (A1..A6), stores at the ends.
 std::string draw_board(const Board& b);
+
+}  // namespace kalah::cli
+
+namespace kalah::db {
+class Database;
+}
+
+namespace kalah::cli {
+
+// Default directory of endgame databases (build-db writes there; searches probe it).
+inline constexpr const char* kDefaultDbDir = "kalah-db";
+
+// --db DIR (default kDefaultDbDir, or none when use_default_dir is false) and
+// --db-memory-gb G (default default_gb).
+void add_db_options(boost::program_options::options_description& opts, double default_gb,
+                    bool use_default_dir = true);
+// Opens the database the options name for (m, rule). Prints one line on stderr: what is
+// used, or why nothing is (the search then runs without one), plus any warning about a
+// damaged layer. Returns nullptr when there is no usable database.
+std::unique_ptr<db::Database> open_database(const boost::program_options::variables_map& vm,
+                                            const std::string& cmd, int m, Rule rule);
 
 }  // namespace kalah::cli
