@@ -7,9 +7,10 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 build="$root/build-tsan"
 cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DKALAH_SANITIZE=thread >/dev/null
 cmake --build "$build" -j2 --target kalah_tests kalah
-# libgomp is not built with TSan: its barriers are invisible to it, so OpenMP regions would
-# be reported as races. Its own threads are not the code under test; the TT and solver
-# synchronise with C++ atomics that TSan sees. halt_on_error: any report fails the run.
+# libgomp is not built with TSan (its fork/barrier ordering is invisible to it), so under
+# TSan the solver runs its thread team on std::thread instead of an OpenMP region
+# (run_team in solver/solver.cpp); the search, TT locks and flags are the same code.
+# halt_on_error: any report fails the run.
 export TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1 ${TSAN_OPTIONS:-}"
 # Smaller brute-force and random samples (the normal build runs the full ones).
 export KALAH_QUERIES=40 KALAH_TSAN_QUICK=1

@@ -9,9 +9,11 @@
 #include <ctime>
 
 #include <omp.h>
+#if defined(__SANITIZE_THREAD__)
+#include <thread>
+#endif
 
 #include "db/database.h"
-#include "solver/tsan_sync.h"
 #include "solver/tt.h"
 
 namespace kalah {
@@ -39,6 +41,24 @@ inline uint64_t mix64(uint64_t h) {
     h *= 0xff51afd7ed558ccdull;
     h ^= h >> 33;
     return h;
+}
+
+// Runs f(0), .., f(threads - 1) at once, f(0) on the calling thread: an OpenMP parallel
+// region. Under ThreadSanitizer plain std::threads instead: GCC's libgomp is not built
+// with TSan, which therefore cannot see the ordering its fork and barrier provide and
+// would report the region's argument passing as races. Everything inside the region (TT
+// locks, state flags, counters) is the same code either way.
+template <class F>
+void run_team(int threads, F&& f) {
+#if defined(__SANITIZE_THREAD__)
+    std::vector<std::thread> team;
+    for (int i = 1; i < threads; ++i) team.emplace_back([&f, i] { f(i); });
+    f(0);
+    for (std::thread& t : team) t.join();
+#else
+#pragma omp parallel num_threads(threads)
+    f(omp_get_thread_num());
+#endif
 }
 
 // Per-thread search state.
@@ -306,13 +326,9 @@ int Solver::Impl::search_pass(int beta, const Board& pits) {
         fresh.store(0);
         int result = 0;
         std::atomic<uint64_t> total{0}, unreported{0};
-        int fork = 0, join = 0;  // TSan happens-before anchors (tsan_sync.h)
-        tsan_release(&fork);
-#pragma omp parallel num_threads(threads)
-        {
-            tsan_acquire(&fork);
+        run_team(threads, [&](int id) {
             Worker w;
-            w.id = omp_get_thread_num();
+            w.id = id;
             const int r = search<true>(w, pits, beta - 1, beta);
             // Only a thread that completed its search can move `state` from 0: a thread
             // that gave up did so because `state` was already non-zero.
@@ -320,9 +336,7 @@ int Solver::Impl::search_pass(int beta, const Board& pits) {
             if (state.compare_exchange_strong(expected, 1)) result = r;
             total.fetch_add(w.nodes);
             unreported.fetch_add(w.fresh);
-            tsan_release(&join);
-        }
-        tsan_acquire(&join);
+        });
         nodes += total;
         const bool grow = tt.add_used(fresh.load() + unreported);
         if (grow) tt.grow();

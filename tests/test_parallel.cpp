@@ -6,13 +6,12 @@
 #include <cstdlib>
 #include <random>
 #include <string>
-
-#include <omp.h>
+#include <thread>
+#include <vector>
 
 #include "cli_runner.h"
 #include "core/notation.h"
 #include "solver/solver.h"
-#include "solver/tsan_sync.h"
 #include "solver/tt.h"
 
 using kalah::Board;
@@ -66,12 +65,8 @@ TEST_SUITE("parallel") {
         kalah::TranspositionTable tt(64 << 10);
         tt.reserve(1);
         std::atomic<int> bad{0}, found{0};
-        int fork = 0, join = 0;  // TSan happens-before anchors (solver/tsan_sync.h)
-        kalah::tsan_release(&fork);
-#pragma omp parallel num_threads(4)
-        {
-            kalah::tsan_acquire(&fork);
-            std::mt19937_64 rng(1234 + omp_get_thread_num());
+        auto hammer = [&](int id) {
+            std::mt19937_64 rng(1234 + id);
             for (int i = 0; i < 200000; ++i) {
                 kalah::TTKey k;
                 k.lo = rng() % 5000 * 0x0101010101ull;
@@ -91,9 +86,10 @@ TEST_SUITE("parallel") {
                     }
                 }
             }
-            kalah::tsan_release(&join);
-        }
-        kalah::tsan_acquire(&join);
+        };
+        std::vector<std::thread> team;
+        for (int id = 0; id < 4; ++id) team.emplace_back(hammer, id);
+        for (std::thread& t : team) t.join();
         CHECK(found.load() > 1000);
         CHECK(bad.load() == 0);
     }
