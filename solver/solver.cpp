@@ -27,9 +27,9 @@ constexpr int kEstimateDepth = 10;
 // many seeds (near the leaves a different order only costs nodes).
 constexpr int kVaryMinSeeds = 12;
 constexpr uint64_t kFreshBatch = 4096;
-// Parallel search, ABDADA-style deferral: a thread announces the nodes with at least
-// kBusyMinSeeds seeds it is searching in a small table of busy positions; at such a
-// node, a child (other than the first) that another thread is busy with is searched
+// Parallel search, ABDADA-style deferral (SolverOptions::use_defer, off by default): a
+// thread announces the nodes with at least kBusyMinSeeds seeds it is searching in a
+// small table of busy positions; at such a node, a child (other than the first) that another thread is busy with is searched
 // last, when its result is likely in the TT. Only the order changes, never the result
 // (a collision in the busy table only defers a move).
 constexpr int kBusyMinSeeds = 14;
@@ -242,7 +242,7 @@ int Solver::Impl::search(Worker& w, const Board& b, int alpha, int beta) {
             if (slot) slot->store(0, std::memory_order_relaxed);
         }
     } mark;
-    const bool defer = Par && s >= kBusyMinSeeds;
+    const bool defer = Par && s >= kBusyMinSeeds && opts.use_defer;
     if (defer) {
         const uint64_t h = busy_hash(key);
         uint64_t expected = 0;

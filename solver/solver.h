@@ -47,6 +47,9 @@ struct SolverOptions {
     bool use_tt_move = true;    // search the TT's best move first
     bool use_ordering = true;   // then extra moves, captures, pits nearest the store
     bool use_etc = true;        // enhanced transposition cutoffs (probe children first)
+    // Parallel search only: ABDADA-style deferral of children another thread is busy
+    // with. Off: plain lazy SMP measured faster (results/parallel.md).
+    bool use_defer = false;
 };
 
 struct SolverStats {
