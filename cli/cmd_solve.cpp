@@ -29,7 +29,7 @@ void add_solver_options(po::options_description& opts) {
          "memory for the database (resident layers plus cache), in GiB")
         ("ablate", po::value<std::string>()->default_value(""),
          "for measurements: comma-separated features to switch off: tt-move, ordering, etc, "
-         "lazy-smp (parallel: defer children other threads are busy with, ABDADA-style)")
+         "defer (parallel: plain lazy SMP, no deferral of busy children)")
         ("json", "print one JSON object");
 }
 
@@ -62,7 +62,7 @@ SolverOptions solver_options(const po::variables_map& vm, int m, Rule rule,
         if (f == "tt-move") o.use_tt_move = false;
         else if (f == "ordering") o.use_ordering = false;
         else if (f == "etc") o.use_etc = false;
-        else if (f == "lazy-smp") o.use_defer = true;  // ABDADA-style deferral instead
+        else if (f == "defer") o.use_defer = false;  // parallel: plain lazy SMP
         else if (!f.empty()) throw InputError("--ablate: unknown feature '" + f + "'");
     }
     if (progress) o.progress = [](const std::string& s) { std::cerr << s << "\n"; };

@@ -48,8 +48,8 @@ struct SolverOptions {
     bool use_ordering = true;   // then extra moves, captures, pits nearest the store
     bool use_etc = true;        // enhanced transposition cutoffs (probe children first)
     // Parallel search only: ABDADA-style deferral of children another thread is busy
-    // with. Off: plain lazy SMP measured faster (results/parallel.md).
-    bool use_defer = false;
+    // with (off: plain lazy SMP, about twice the nodes at T = 2; results/parallel.md).
+    bool use_defer = true;
 };
 
 struct SolverStats {

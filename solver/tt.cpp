@@ -192,17 +192,44 @@ uint64_t TranspositionTable::lock(Bucket* b) const {
     }
 }
 
+// Bits 57..62 of word 1 of entry i hold bits 6i..6i+5 of the bucket's 24-bit version.
+constexpr int kVersionShift = 57;
+constexpr uint64_t kVersionMask = uint64_t(63) << kVersionShift;
+
+inline uint64_t load_relaxed(uint64_t& w) {
+    return std::atomic_ref<uint64_t>(w).load(std::memory_order_relaxed);
+}
+inline void store_relaxed(uint64_t& w, uint64_t v) {
+    std::atomic_ref<uint64_t>(w).store(v, std::memory_order_relaxed);
+}
+
 TTProbe TranspositionTable::probe_shared(const TTKey& k) const {
     TTProbe r;
     if (!buckets_) return r;
     Bucket* b = bucket_of(k);
     Bucket copy;
-    const uint64_t w = lock(b);
-    for (int i = 0; i < 4; ++i) {
-        copy.e[i].w0 = b->e[i].w0;
-        copy.e[i].w1 = i == 0 ? w : b->e[i].w1;
+    // Seqlock read: copy the bucket, then check that no store locked it or completed
+    // meanwhile (the lock bit is clear and every word 1, which carries the version, is
+    // unchanged). Otherwise read again. The copy is used only once it is consistent.
+    for (;;) {
+        const uint64_t w = std::atomic_ref<uint64_t>(b->e[0].w1).load(std::memory_order_acquire);
+        if (w & kLock) {
+#if defined(__x86_64__) || defined(__i386__)
+            __builtin_ia32_pause();
+#endif
+            continue;
+        }
+        copy.e[0].w1 = w;
+        copy.e[0].w0 = load_relaxed(b->e[0].w0);
+        for (int i = 1; i < 4; ++i) {
+            copy.e[i].w0 = load_relaxed(b->e[i].w0);
+            copy.e[i].w1 = load_relaxed(b->e[i].w1);
+        }
+        std::atomic_thread_fence(std::memory_order_acquire);
+        bool same = load_relaxed(b->e[0].w1) == w;
+        for (int i = 1; i < 4 && same; ++i) same = load_relaxed(b->e[i].w1) == copy.e[i].w1;
+        if (same) break;
     }
-    std::atomic_ref<uint64_t>(b->e[0].w1).store(w, std::memory_order_release);
     for (const Entry& e : copy.e) {
         if (matches(e.w0, e.w1, k)) {
             r.found = true;
@@ -221,15 +248,26 @@ bool TranspositionTable::store_shared(const TTKey& k, int lower, int upper, int 
     Bucket* b = bucket_of(k);
     Bucket copy;
     const uint64_t w = lock(b);
+    // Readers may copy the bucket while we write it; the release fence orders the lock
+    // bit before our writes, so a reader that sees any of them also sees the lock bit
+    // or the new version when it re-checks.
+    std::atomic_thread_fence(std::memory_order_release);
+    uint32_t version = 0;
     for (int i = 0; i < 4; ++i) {
-        copy.e[i].w0 = b->e[i].w0;
-        copy.e[i].w1 = i == 0 ? w : b->e[i].w1;
+        copy.e[i].w0 = load_relaxed(b->e[i].w0);
+        copy.e[i].w1 = i == 0 ? w : load_relaxed(b->e[i].w1);
+        version |= uint32_t((copy.e[i].w1 & kVersionMask) >> kVersionShift) << (6 * i);
     }
     const bool fresh = update(copy, k, lower, upper, move, log2_nodes(nodes));
+    version = (version + 1) & 0xffffff;
+    for (int i = 0; i < 4; ++i)
+        copy.e[i].w1 = (copy.e[i].w1 & ~kVersionMask & ~kLock) |
+                       (uint64_t((version >> (6 * i)) & 63) << kVersionShift);
     for (int i = 0; i < 4; ++i) {
-        b->e[i].w0 = copy.e[i].w0;
-        if (i > 0) b->e[i].w1 = copy.e[i].w1;
+        store_relaxed(b->e[i].w0, copy.e[i].w0);
+        if (i > 0) store_relaxed(b->e[i].w1, copy.e[i].w1);
     }
+    // Unlock and publish the new version in one release store.
     std::atomic_ref<uint64_t>(b->e[0].w1).store(copy.e[0].w1, std::memory_order_release);
     return fresh;
 }

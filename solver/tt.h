@@ -37,8 +37,8 @@ struct TTProbe {
 //           bits 48..50  best pit (0..5), 7 = none
 //           bits 51..55  log2(nodes searched under this entry + 1), capped at 31
 //           bit  56      used (an empty entry is all zero)
-//           bits 57..62  reserved (zero)
-//           bit  63      bucket lock (entry 0 only; see "Concurrent use")
+//           bits 57..62  bucket version, 6 of its 24 bits (see "Concurrent use")
+//           bit  63      bucket write lock (entry 0 only; see "Concurrent use")
 // The whole key is stored, so a probe never returns another position's bounds.
 // Bounds are true bounds on the exact value, independent of any search window, so entries
 // never go stale: they stay valid across MTD(f) passes and across searches of the same
@@ -53,19 +53,22 @@ struct TTProbe {
 //
 // Concurrent use (issue 5): probe()/store() are for one thread at a time (no atomics: the
 // single-thread search pays nothing). probe_shared()/store_shared() may run concurrently
-// from any number of threads. Each takes the bucket's lock, bit 63 of entry 0's word 1,
-// with an atomic compare-and-swap (acquire), copies or updates the bucket with plain
-// accesses, and releases it with a release store of that word. Readers lock too, so a
-// probe can never see a half-written entry (no torn reads to detect: they cannot happen),
-// and two stores never interleave; the acquire/release pair orders every plain access to
-// a bucket, so the scheme is race-free under the C++ memory model (ThreadSanitizer
-// checks it: scripts/tsan.sh). A bucket is one cache line that a probe must load anyway,
-// so the lock costs one locked instruction on an already-missed line. The shared calls
-// never grow the table (growth rehashes everything) and do not count used entries: the
-// parallel search counts them per thread, and when the table should grow (add_used())
-// it stops every thread, grows the table alone, and resumes. Mixing shared and
-// plain calls is allowed only with a synchronisation point in between (e.g. the end of an
-// OpenMP parallel region).
+// from any number of threads; every access to the table's words is then a C++ atomic
+// (relaxed unless said), so there is no data race, and a bucket is a seqlock:
+//   - bit 63 of entry 0's word 1 is the bucket's write lock;
+//   - bits 57..62 of entry i's word 1 hold bits 6i..6i+5 of the bucket's 24-bit version.
+// store_shared() takes the lock with a compare-and-swap (acquire), issues a release
+// fence, rewrites the bucket, and in one release store of entry 0's word 1 clears the lock
+// and bumps the version (spread over all four words 1). probe_shared() loads entry 0's
+// word 1 (acquire; retries while locked), copies the bucket, issues an acquire fence and
+// re-reads the four words 1: if any differs, a store overlapped the copy and it reads
+// again. So a probe never uses a torn or half-written entry (it would need 2^24 stores
+// to one bucket during one copy to be fooled), readers never write the cache line, and two
+// stores never interleave. ThreadSanitizer checks the scheme (scripts/tsan.sh). The shared
+// calls never grow the table (growth rehashes everything) and do not count used entries:
+// the parallel search counts them per thread, and when the table should grow (add_used())
+// it stops every thread, grows the table alone, and resumes. Mixing shared and plain calls
+// is allowed only with a synchronisation point in between (the end of a parallel region).
 class TranspositionTable {
 public:
     explicit TranspositionTable(size_t max_bytes);

@@ -28,7 +28,7 @@ SolverOptions with_threads(int threads, size_t tt_mb = 64) {
     o.tt_mb = tt_mb;
     o.threads = threads;
     o.parallel_min_seeds = 0;
-    o.use_defer = threads >= 4;  // T = 4 runs the ABDADA-style variant, T = 2 the default
+    o.use_defer = threads < 4;  // T = 4 runs plain lazy SMP, T = 2 the default (deferral)
     return o;
 }
 
