@@ -24,19 +24,17 @@ void add_solver_options(po::options_description& opts) {
         ("tt-mb", po::value<size_t>()->default_value(4096), kTTHelp)
         ("threads", po::value<int>()->default_value(omp_get_max_threads()),
          "search threads (default: all cores); every count gives the same values")
-        ("db", po::value<std::string>(), "directory of endgame database layers to probe")
-        ("db-memory-gb", po::value<double>()->default_value(8.0),
-         "memory for the database (resident layers plus cache), in GiB")
         ("ablate", po::value<std::string>()->default_value(""),
          "for measurements: comma-separated features to switch off: tt-move, ordering, etc, "
          "defer (parallel: plain lazy SMP, no deferral of busy children)")
         ("json", "print one JSON object");
+    add_db_options(opts, 8.0);
 }
 
 std::string result_word(int v) { return v > 0 ? "W" : v < 0 ? "L" : "D"; }
 
 // Builds solver options from the command line; `db` keeps the database alive.
-SolverOptions solver_options(const po::variables_map& vm, int m, Rule rule,
+SolverOptions solver_options(const po::variables_map& vm, const char* cmd, int m, Rule rule,
                              std::unique_ptr<db::Database>& db, bool progress) {
     SolverOptions o;
     o.tt_mb = vm["tt-mb"].as<size_t>();
@@ -45,17 +43,6 @@ SolverOptions solver_options(const po::variables_map& vm, int m, Rule rule,
     o.threads = vm["threads"].as<int>();
     if (o.threads < 1 || o.threads > 1024)
         throw InputError("--threads must be 1..1024, not " + std::to_string(o.threads));
-    if (vm.count("db")) {
-        const double gb = vm["db-memory-gb"].as<double>();
-        if (!(gb > 0)) throw InputError("--db-memory-gb must be positive");
-        std::string why;
-        db = db::Database::open(vm["db"].as<std::string>(), m, rule,
-                                static_cast<size_t>(gb * double(1ull << 30)), &why);
-        if (!db)
-            std::cerr << "no database: " << why << "\n";
-        else
-            o.db = db.get();
-    }
     std::stringstream ab(vm["ablate"].as<std::string>());
     std::string f;
     while (std::getline(ab, f, ',')) {
@@ -66,6 +53,9 @@ SolverOptions solver_options(const po::variables_map& vm, int m, Rule rule,
         else if (!f.empty()) throw InputError("--ablate: unknown feature '" + f + "'");
     }
     if (progress) o.progress = [](const std::string& s) { std::cerr << s << "\n"; };
+    // Last: the options are all valid before a line about the database is printed.
+    db = open_database(vm, cmd, m, rule);
+    o.db = db.get();
     return o;
 }
 
@@ -91,7 +81,7 @@ int run_solve(const std::vector<std::string>& args) {
                          std::to_string(2L * m * n) + " seeds; at most " +
                          std::to_string(kMaxSeeds) + " are supported");
     std::unique_ptr<db::Database> db;
-    SolverOptions o = solver_options(vm, m, rule, db, true);
+    SolverOptions o = solver_options(vm, "solve", m, rule, db, true);
     if (vm.count("guess")) o.guess = vm["guess"].as<int>();
     Solver solver(m, rule, o);
     const Board start = Board::start(m, n);
@@ -146,7 +136,7 @@ int run_query(const std::vector<std::string>& args) {
     Rule rule;
     Board b = game_from_options(vm, rule);
     std::unique_ptr<db::Database> db;
-    Solver solver(b.pits(), rule, solver_options(vm, b.pits(), rule, db, false));
+    Solver solver(b.pits(), rule, solver_options(vm, "query", b.pits(), rule, db, false));
     const int value = solver.value(b);
     const auto moves = solver.move_values(b);
     const bool south = b.to_move() == Side::South;

@@ -323,7 +323,7 @@ TEST_SUITE("solver") {
 
         r = run_kalah("solve --pits 3 --seeds 2 --db /nonexistent");
         CHECK(r.status == 0);
-        CHECK(r.err.find("no database: ") != std::string::npos);
+        CHECK(r.err.find("no endgame database (") != std::string::npos);
     }
 
     TEST_CASE("CLI bad input: one line, exit 2") {
