@@ -33,8 +33,7 @@ void add_solver_options(po::options_description& opts, size_t default_mb) {
 SolverSetup make_solver(const po::variables_map& vm, int m, Rule rule) {
     SolverSetup s;
     SolverOptions o;
-    o.tt_mb = vm["tt-mb"].as<size_t>();
-    if (o.tt_mb < 1) throw InputError("--tt-mb must be at least 1");
+    o.tt_mb = checked_tt_mb(vm);
     o.threads = vm["threads"].as<int>();
     if (o.threads < 1) throw InputError("--threads must be at least 1");
     s.db = open_database(vm, "analysis", m, rule);

@@ -48,8 +48,7 @@ int run(const std::vector<std::string>& args) {
         return 0;
     const int threads = vm["threads"].as<int>();
     if (threads < 1) throw InputError("--threads must be at least 1");
-    const size_t tt_mb = vm["tt-mb"].as<size_t>();
-    if (tt_mb < 1) throw InputError("--tt-mb must be at least 1");
+    const size_t tt_mb = checked_tt_mb(vm);
     const bool json = vm.count("json") > 0;
 
     struct Row {

@@ -37,9 +37,7 @@ std::string result_word(int v) { return v > 0 ? "W" : v < 0 ? "L" : "D"; }
 SolverOptions solver_options(const po::variables_map& vm, const char* cmd, int m, Rule rule,
                              std::unique_ptr<db::Database>& db, bool progress) {
     SolverOptions o;
-    o.tt_mb = vm["tt-mb"].as<size_t>();
-    if (o.tt_mb < 1) throw InputError("--tt-mb must be at least 1");
-    if (o.tt_mb > (size_t(1) << 30)) throw InputError("--tt-mb is too large");
+    o.tt_mb = checked_tt_mb(vm);
     o.threads = vm["threads"].as<int>();
     if (o.threads < 1 || o.threads > 1024)
         throw InputError("--threads must be 1..1024, not " + std::to_string(o.threads));

@@ -3,6 +3,8 @@
 
 #include <iostream>
 
+#include <unistd.h>
+
 #include "core/notation.h"
 #include "db/database.h"
 
@@ -191,6 +193,20 @@ std::unique_ptr<db::Database> open_database(const po::variables_map& vm, const s
     std::cerr << "kalah " << cmd << ": endgame database " << dir << ", layers 0.." << database->max_seeds()
               << " seeds (m=" << m << ", " << rule_name(rule) << ")\n";
     return database;
+}
+
+}  // namespace kalah::cli
+
+namespace kalah::cli {
+
+size_t checked_tt_mb(const po::variables_map& vm) {
+    const size_t mb = vm["tt-mb"].as<size_t>();
+    const long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+    const size_t phys_mb = pages > 0 && page > 0 ? size_t(pages) * size_t(page) >> 20 : size_t(1) << 20;
+    if (mb < 1 || mb > phys_mb)
+        throw InputError("--tt-mb must be 1.." + std::to_string(phys_mb) +
+                         " (this machine's memory in MiB), not " + std::to_string(mb));
+    return mb;
 }
 
 }  // namespace kalah::cli

@@ -79,3 +79,8 @@ std::unique_ptr<db::Database> open_database(const boost::program_options::variab
                                             const std::string& cmd, int m, Rule rule);
 
 }  // namespace kalah::cli
+
+namespace kalah::cli {
+// --tt-mb, checked: at least 1 MiB and at most this machine's physical memory.
+size_t checked_tt_mb(const boost::program_options::variables_map& vm);
+}  // namespace kalah::cli
