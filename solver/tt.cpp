@@ -17,15 +17,6 @@ constexpr uint64_t kLock = uint64_t(1) << 63;  // in entry 0's word 1 only
 constexpr int kNoMove = 7;
 constexpr bool kUseHuge = false;
 
-inline uint64_t mix(uint64_t h) {
-    h ^= h >> 33;
-    h *= 0xff51afd7ed558ccdull;
-    h ^= h >> 33;
-    h *= 0xc4ceb9fe1a85ec53ull;
-    h ^= h >> 33;
-    return h;
-}
-
 inline int log2_nodes(uint64_t nodes) {
     int l = 64 - __builtin_clzll(nodes + 1) - 1;
     return std::min(l, 31);
@@ -123,10 +114,6 @@ void TranspositionTable::insert(const Entry& e) {
     *victim = e;
 }
 
-TranspositionTable::Bucket* TranspositionTable::bucket_of(const TTKey& k) const {
-    const uint64_t h = mix(k.lo ^ mix(k.hi + 0x9e3779b97f4a7c15ull));
-    return &table_[static_cast<uint64_t>((static_cast<unsigned __int128>(h) * buckets_) >> 64)];
-}
 
 TTProbe TranspositionTable::probe(const TTKey& k) const {
     TTProbe r;

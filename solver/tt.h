@@ -115,7 +115,20 @@ private:
     struct alignas(64) Bucket {
         Entry e[4];
     };
-    Bucket* bucket_of(const TTKey& k) const;
+    // Inline: called for every probe, store and prefetch (it was 7% of a profile as a call).
+    Bucket* bucket_of(const TTKey& k) const {
+        uint64_t h = k.lo ^ mix(k.hi + 0x9e3779b97f4a7c15ull);
+        h = mix(h);
+        return &table_[static_cast<uint64_t>((static_cast<unsigned __int128>(h) * buckets_) >> 64)];
+    }
+    static uint64_t mix(uint64_t h) {
+        h ^= h >> 33;
+        h *= 0xff51afd7ed558ccdull;
+        h ^= h >> 33;
+        h *= 0xc4ceb9fe1a85ec53ull;
+        h ^= h >> 33;
+        return h;
+    }
     void resize(size_t buckets);      // rehashes every entry into a new table
     void insert(const Entry& e);      // places a whole entry (rehash)
     // Merges or places k's entry in b (no growth); true if it filled an empty slot.
