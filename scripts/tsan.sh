@@ -14,5 +14,8 @@ cmake --build "$build" -j2 --target kalah_tests kalah
 export TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1 ${TSAN_OPTIONS:-}"
 # Smaller brute-force and random samples (the normal build runs the full ones).
 export KALAH_QUERIES=40 KALAH_TSAN_QUICK=1
-"$build/kalah_tests" --test-suite=solver,parallel --no-version
+# From the build directory, as ctest runs them (the CLI tests must not find a kalah-db
+# directory in the current directory).
+cd "$build"
+./kalah_tests --test-suite=solver,parallel --no-version
 echo "tsan: solver and parallel suites passed"
