@@ -82,7 +82,13 @@ void TranspositionTable::resize(size_t buckets) {
     // Anonymous mmap: zero pages on first touch; aligned to 2 MiB for huge pages.
     void* raw = mmap(nullptr, raw_bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE,
                      -1, 0);
-    if (raw == MAP_FAILED) throw std::bad_alloc();
+    if (raw == MAP_FAILED) {
+        // Growing failed: keep searching in the table we have and stop growing, rather
+        // than lose the search. Without any table there is nothing to fall back on.
+        if (!table_) throw std::bad_alloc();
+        max_bytes_ = buckets_ * sizeof(Bucket);
+        return;
+    }
     const uintptr_t p = (reinterpret_cast<uintptr_t>(raw) + kHuge - 1) & ~uintptr_t(kHuge - 1);
     if (kUseHuge) madvise(reinterpret_cast<void*>(p), bytes, MADV_HUGEPAGE);
     Bucket* old = table_;

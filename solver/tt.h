@@ -129,7 +129,9 @@ private:
         h ^= h >> 33;
         return h;
     }
-    void resize(size_t buckets);      // rehashes every entry into a new table
+    // Rehashes every entry into a new table; if memory runs out while growing, keeps the
+    // current table and stops growing (max_bytes_ shrinks to it).
+    void resize(size_t buckets);
     void insert(const Entry& e);      // places a whole entry (rehash)
     // Merges or places k's entry in b (no growth); true if it filled an empty slot.
     static bool update(Bucket& b, const TTKey& k, int lower, int upper, int move, int lognodes);
