@@ -1,6 +1,7 @@
 // Runs the built `kalah` binary with arguments and captures stdout, stderr and exit status.
 #pragma once
 
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -32,8 +33,15 @@ inline CliResult run_kalah(const std::string& args, const std::string& input = "
         std::ofstream in(in_path);
         in << input;
     }
-    std::string cmd = std::string(KALAH_BIN) + " " + args + " <" + in_path + " >" + base +
-                      ".out 2>" + base + ".err";
+    // Run in an empty directory of this test process, so that nothing in the caller's
+    // working directory (such as a default kalah-db/) changes what the command does.
+    static const std::string cwd = [] {
+        std::string d = "/tmp/kalah_cli_cwd_" + std::to_string(::getpid());
+        ::mkdir(d.c_str(), 0700);
+        return d;
+    }();
+    std::string cmd = "cd " + cwd + " && " + std::string(KALAH_BIN) + " " + args + " <" +
+                      in_path + " >" + base + ".out 2>" + base + ".err";
     int raw = std::system(cmd.c_str());
     CliResult r;
     r.status = WIFEXITED(raw) ? WEXITSTATUS(raw) : -1;
