@@ -72,17 +72,11 @@ int run_solve(const std::vector<std::string>& args) {
         return 0;
     const Rule rule = parse_rule(vm["rule"].as<std::string>());
     const int m = vm["pits"].as<int>(), n = vm["seeds"].as<int>();
-    if (m < 1 || m > kMaxPits) throw InputError("--pits must be 1..6, not " + std::to_string(m));
-    if (n < 1) throw InputError("--seeds must be at least 1, not " + std::to_string(n));
-    if (2L * m * n > kMaxSeeds)
-        throw InputError("Kalah(" + std::to_string(m) + "," + std::to_string(n) + ") has " +
-                         std::to_string(2L * m * n) + " seeds; at most " +
-                         std::to_string(kMaxSeeds) + " are supported");
+    const Board start = checked_start(m, n);
     std::unique_ptr<db::Database> db;
     SolverOptions o = solver_options(vm, "solve", m, rule, db, true);
     if (vm.count("guess")) o.guess = vm["guess"].as<int>();
     Solver solver(m, rule, o);
-    const Board start = Board::start(m, n);
     const auto t0 = std::chrono::steady_clock::now();
     const int value = solver.value(start);
     const uint64_t nodes = solver.stats().nodes;

@@ -89,6 +89,16 @@ std::string json_string(const std::string& s) {
 
 namespace kalah::cli {
 
+Board checked_start(int m, int n) {
+    if (m < 1 || m > kMaxPits) throw InputError("--pits must be 1..6, not " + std::to_string(m));
+    if (n < 1) throw InputError("--seeds must be at least 1, not " + std::to_string(n));
+    if (2L * m * n > kMaxSeeds)
+        throw InputError("Kalah(" + std::to_string(m) + "," + std::to_string(n) + ") has " +
+                         std::to_string(2L * m * n) + " seeds; at most " +
+                         std::to_string(kMaxSeeds) + " are supported");
+    return Board::start(m, n);
+}
+
 void add_game_options(po::options_description& opts, bool with_moves) {
     opts.add_options()
         ("pits", po::value<int>(), "pits per side m (1..6); with --seeds, the start position")
@@ -112,13 +122,7 @@ Board game_from_options(const po::variables_map& vm, Rule& rule, std::vector<Pla
         int n = vm.count("seeds") ? vm["seeds"].as<int>() : 4;
         if (vm.count("pits") != vm.count("seeds"))
             throw InputError("--pits and --seeds go together");
-        if (m < 1 || m > kMaxPits) throw InputError("--pits must be 1..6, not " + std::to_string(m));
-        if (n < 1) throw InputError("--seeds must be at least 1, not " + std::to_string(n));
-        if (2L * m * n > kMaxSeeds)
-            throw InputError("Kalah(" + std::to_string(m) + "," + std::to_string(n) + ") has " +
-                             std::to_string(2L * m * n) + " seeds; at most " +
-                             std::to_string(kMaxSeeds) + " are supported");
-        b = Board::start(m, n);
+        b = checked_start(m, n);
     }
     if (vm.count("moves")) {
         auto moves = replay(b, vm["moves"].as<std::string>(), rule);

@@ -51,6 +51,9 @@ void add_game_options(boost::program_options::options_description& opts, bool wi
 Board game_from_options(const boost::program_options::variables_map& vm, Rule& rule,
                         std::vector<kalah::PlayedMove>* played = nullptr);
 
+// The start of Kalah(m,n), with --pits/--seeds range errors as InputError.
+Board checked_start(int m, int n);
+
 // Seeds each side ends with when the game is over (stores plus own row swept).
 int final_store(const Board& b, Side s);
 

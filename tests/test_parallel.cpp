@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "cli_runner.h"
+#include "random_position.h"
 #include "core/notation.h"
 #include "solver/solver.h"
 #include "solver/tt.h"
@@ -35,23 +36,6 @@ SolverOptions with_threads(int threads, size_t tt_mb = 64) {
 // Under ThreadSanitizer (scripts/tsan.sh sets KALAH_TSAN_QUICK) the largest boards are
 // left out to keep the run to a few minutes; everything else is the same.
 bool quick() { return std::getenv("KALAH_TSAN_QUICK") != nullptr; }
-
-Board random_position(std::mt19937& rng, int m, int seeds) {
-    int a[6] = {}, b[6] = {};
-    for (;;) {
-        std::fill(a, a + 6, 0);
-        std::fill(b, b + 6, 0);
-        for (int i = 0; i < seeds; ++i) {
-            const int slot = int(rng() % (2 * m));
-            (slot < m ? a[slot] : b[slot - m])++;
-        }
-        int ra = 0, rb = 0;
-        for (int i = 0; i < m; ++i) ra += a[i], rb += b[i];
-        if (ra > 0 && rb > 0) break;
-    }
-    const int sa = int(rng() % 10), sb = int(rng() % 10);
-    return Board::from_rows(m, a, b, sa, sb, rng() % 2 ? Side::South : Side::North);
-}
 
 // A made-up "exact value" of a key, so that every stored bound can be checked.
 int truth(const kalah::TTKey& k) { return int((k.lo * 0x9e3779b97f4a7c15ull) >> 58) - 32; }

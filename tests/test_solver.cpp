@@ -6,6 +6,7 @@
 #include <unordered_map>
 
 #include "cli_runner.h"
+#include "random_position.h"
 #include "core/notation.h"
 #include "reference_engine.h"
 #include "solver/solver.h"
@@ -96,25 +97,6 @@ SolverOptions small_tt() {
     SolverOptions o;
     o.tt_mb = 64;
     return o;
-}
-
-// A random position with `seeds` seeds in pits (both rows non-empty unless `allow_over`),
-// random stores within the seed limit, and a random side to move.
-Board random_position(std::mt19937& rng, int m, int seeds) {
-    int a[6] = {}, b[6] = {};
-    for (;;) {
-        std::fill(a, a + 6, 0);
-        std::fill(b, b + 6, 0);
-        for (int i = 0; i < seeds; ++i) {
-            const int slot = int(rng() % (2 * m));
-            (slot < m ? a[slot] : b[slot - m])++;
-        }
-        int ra = 0, rb = 0;
-        for (int i = 0; i < m; ++i) ra += a[i], rb += b[i];
-        if (ra > 0 && rb > 0) break;
-    }
-    const int sa = int(rng() % 10), sb = int(rng() % 10);
-    return Board::from_rows(m, a, b, sa, sb, rng() % 2 ? Side::South : Side::North);
 }
 
 }  // namespace
