@@ -73,7 +73,8 @@ public:
     Solver& operator=(const Solver&) = delete;
 
     // Exact value of the pits of b, mover's view: mover's final store minus opponent's,
-    // counting only seeds now in pits. 0 for a finished game. Driven by MTD(f).
+    // counting only seeds now in pits. For a finished game (a row empty), own row minus the
+    // opponent's row (the sweep). Driven by MTD(f).
     int pits_value(const Board& b);
     // Exact value of the position as South's final margin, stores included.
     int value(const Board& b);
