@@ -121,11 +121,9 @@ void TranspositionTable::insert(const Entry& e) {
 }
 
 
-TTProbe TranspositionTable::probe(const TTKey& k) const {
+TTProbe TranspositionTable::find(const Bucket& b, const TTKey& k) {
     TTProbe r;
-    if (!buckets_) return r;
-    const Bucket* b = bucket_of(k);
-    for (const Entry& e : b->e) {
+    for (const Entry& e : b.e) {
         if (matches(e.w0, e.w1, k)) {
             r.found = true;
             r.lower = lower_of(e.w1);
@@ -135,6 +133,11 @@ TTProbe TranspositionTable::probe(const TTKey& k) const {
         }
     }
     return r;
+}
+
+TTProbe TranspositionTable::probe(const TTKey& k) const {
+    if (!buckets_) return TTProbe{};
+    return find(*bucket_of(k), k);
 }
 
 bool TranspositionTable::update(Bucket& b, const TTKey& k, int lower, int upper, int move,
@@ -197,8 +200,7 @@ inline void store_relaxed(uint64_t& w, uint64_t v) {
 }
 
 TTProbe TranspositionTable::probe_shared(const TTKey& k) const {
-    TTProbe r;
-    if (!buckets_) return r;
+    if (!buckets_) return TTProbe{};
     Bucket* b = bucket_of(k);
     Bucket copy;
     // Seqlock read: copy the bucket, then check that no store locked it or completed
@@ -223,16 +225,7 @@ TTProbe TranspositionTable::probe_shared(const TTKey& k) const {
         for (int i = 1; i < 4 && same; ++i) same = load_relaxed(b->e[i].w1) == copy.e[i].w1;
         if (same) break;
     }
-    for (const Entry& e : copy.e) {
-        if (matches(e.w0, e.w1, k)) {
-            r.found = true;
-            r.lower = lower_of(e.w1);
-            r.upper = upper_of(e.w1);
-            r.move = move_of(e.w1);
-            return r;
-        }
-    }
-    return r;
+    return find(copy, k);
 }
 
 bool TranspositionTable::store_shared(const TTKey& k, int lower, int upper, int move,

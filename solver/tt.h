@@ -133,6 +133,7 @@ private:
     // current table and stops growing (max_bytes_ shrinks to it).
     void resize(size_t buckets);
     void insert(const Entry& e);      // places a whole entry (rehash)
+    static TTProbe find(const Bucket& b, const TTKey& k);  // k's entry in b, if any
     // Merges or places k's entry in b (no growth); true if it filled an empty slot.
     static bool update(Bucket& b, const TTKey& k, int lower, int upper, int move, int lognodes);
     uint64_t lock(Bucket* b) const;   // spins until locked; returns entry 0's word 1
