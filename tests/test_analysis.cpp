@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "cli_runner.h"
+#include "brute_force.h"
 #include "reference_engine.h"
 
 namespace {
@@ -17,77 +18,12 @@ using kalah::Rule;
 
 const char* rule_arg(Rule r) { return r == Rule::Standard ? "standard" : "empty-capture"; }
 
-// Memoised minimax over ref::Pos (seed-by-seed engine, no Solver, no Board): exact values.
-class Brute {
-public:
-    Brute(int m, Rule rule) : m_(m), rule_(rule) {}
-
-    // Mover's final margin from the seeds now in pits (stores ignored).
-    int pits_value(const ref::Pos& p) {
-        if (ref::over(p)) {
-            int own = 0, opp = 0;
-            for (int i = 0; i < m_; ++i) {
-                own += p.south_to_move ? p.a[i] : p.b[i];
-                opp += p.south_to_move ? p.b[i] : p.a[i];
-            }
-            return own - opp;
-        }
-        Key k = key(p);
-        if (auto it = memo_.find(k); it != memo_.end()) return it->second;
-        int best = -1000;
-        for (int pit : ref::legal(p)) {
-            ref::Pos q = p;
-            q.store_a = q.store_b = 0;
-            ref::play(q, pit, rule_);
-            int gained = p.south_to_move ? q.store_a - q.store_b : q.store_b - q.store_a;
-            int rest = pits_value(q);
-            best = std::max(best, q.south_to_move == p.south_to_move ? gained + rest : gained - rest);
-        }
-        memo_[k] = best;
-        return best;
-    }
-    // South's final margin, stores included.
-    int value(const ref::Pos& p) {
-        int v = pits_value(p);
-        return p.store_a - p.store_b + (p.south_to_move ? v : -v);
-    }
-    // South's margin after each legal pit of the mover (index = pit; -1000 if illegal).
-    std::vector<int> move_values(const ref::Pos& p) {
-        std::vector<int> out(m_, -1000);
-        for (int pit : ref::legal(p)) {
-            ref::Pos q = p;
-            ref::play(q, pit, rule_);
-            out[pit] = value(q);
-        }
-        return out;
-    }
-    Rule rule() const { return rule_; }
-    int pits() const { return m_; }
-
-private:
-    using Key = unsigned __int128;
-    struct KeyHash {
-        size_t operator()(Key k) const {
-            uint64_t x = static_cast<uint64_t>(k) ^ (static_cast<uint64_t>(k >> 64) * 0x9e3779b97f4a7c15ull);
-            return static_cast<size_t>(x ^ (x >> 29));
-        }
-    };
-    Key key(const ref::Pos& p) const {
-        Key k = p.south_to_move ? 1 : 0;
-        for (int i = 0; i < m_; ++i) k = (k << 7 | Key(p.a[i])) << 7 | Key(p.b[i]);
-        return k;
-    }
-    int m_;
-    Rule rule_;
-    std::unordered_map<Key, int, KeyHash> memo_;
-};
-
 // One memo per (m, rule) for the whole suite (values do not depend on n: keys are pits).
-Brute& brute(int m, Rule rule) {
-    static std::vector<std::unique_ptr<Brute>> cache;
+BruteForce& brute(int m, Rule rule) {
+    static std::vector<std::unique_ptr<BruteForce>> cache;
     for (auto& b : cache)
         if (b->pits() == m && b->rule() == rule) return *b;
-    cache.push_back(std::make_unique<Brute>(m, rule));
+    cache.push_back(std::make_unique<BruteForce>(m, rule));
     return *cache.back();
 }
 
@@ -188,7 +124,7 @@ std::vector<std::pair<std::string, std::string>> play_lines(const std::string& o
 // of the wanted kind (blunder: changes the W/D/L result for the mover; mistake: loses seeds
 // but keeps it), that move is played; the rest is perfect play (lowest best pit). Returns
 // the record and sets ply (1-based) and the expected loss.
-std::string planted_game(Brute& bf, int m, int n, const std::vector<std::string>& line, bool blunder,
+std::string planted_game(BruteForce& bf, int m, int n, const std::vector<std::string>& line, bool blunder,
                          int from, int& ply, int& loss) {
     ref::Pos p = ref::start(m, n);
     std::vector<std::string> rec;
@@ -242,7 +178,7 @@ TEST_SUITE("analysis") {
                 CAPTURE(c.m);
                 CAPTURE(c.n);
                 CAPTURE(rule_arg(rule));
-                Brute& bf = brute(c.m, rule);
+                BruteForce& bf = brute(c.m, rule);
                 std::vector<std::pair<std::string, ref::Pos>> ops;
                 openings(ref::start(c.m, c.n), rule, "", ops);
                 int min_abs = 1000, max_v = -1000;
@@ -327,7 +263,7 @@ TEST_SUITE("analysis") {
         const int m = 4, n = 3;
         int planted[2] = {0, 0};  // games with a planted mistake / blunder
         for (Rule rule : {Rule::EmptyCapture, Rule::Standard}) {
-            Brute& bf = brute(m, rule);
+            BruteForce& bf = brute(m, rule);
             auto line = paper_moves("13-1-032-2-3-0-1320-3-0-2");
             for (bool blunder : {true, false}) {
                 for (int from : {1, 5, 9}) {
@@ -395,8 +331,8 @@ TEST_SUITE("analysis") {
     }
 
     TEST_CASE("play: illegal input is explained, hint and undo work, EOF ends cleanly") {
-        // Kalah(3,2) standard, person A. Brute force gives the hint.
-        Brute& bf = brute(3, Rule::Standard);
+        // Kalah(3,2) standard, person A. BruteForce force gives the hint.
+        BruteForce& bf = brute(3, Rule::Standard);
         ref::Pos start = ref::start(3, 2);
         auto mv = bf.move_values(start);
         int best = *std::max_element(mv.begin(), mv.end());
@@ -443,7 +379,7 @@ TEST_SUITE("analysis") {
         // program's own re-asking.
         for (Rule rule : {Rule::Standard, Rule::EmptyCapture}) {
             CAPTURE(rule_arg(rule));
-            Brute& bf = brute(4, rule);
+            BruteForce& bf = brute(4, rule);
             const int game_value = bf.value(ref::start(4, 3));
             REQUIRE(game_value > 0);
             std::string input;
@@ -479,7 +415,7 @@ TEST_SUITE("analysis") {
     }
 
     TEST_CASE("play: levels are reproducible with --seed and deviate within their bounds") {
-        Brute& bf = brute(4, Rule::Standard);
+        BruteForce& bf = brute(4, Rule::Standard);
         std::string input;
         for (int i = 0; i < 200; ++i) input += std::to_string(i % 4 + 1) + "\n";
         struct L {

@@ -5,6 +5,7 @@
 #include <string>
 #include <unordered_map>
 
+#include "brute_force.h"
 #include "cli_runner.h"
 #include "random_position.h"
 #include "core/notation.h"
@@ -19,79 +20,6 @@ using kalah::Solver;
 using kalah::SolverOptions;
 
 namespace {
-
-// Memoised plain minimax over the reference engine: the pits value (mover's view) of a
-// position whose stores are zero. Shares nothing with the solver but the rules.
-class BruteForce {
-public:
-    BruteForce(int m, Rule rule) : m_(m), rule_(rule) {}
-
-    int pits_value(ref::Pos p) {
-        p.store_a = p.store_b = 0;
-        if (ref::over(p)) {
-            int own = 0, opp = 0;
-            for (int i = 0; i < m_; ++i) {
-                own += p.south_to_move ? p.a[i] : p.b[i];
-                opp += p.south_to_move ? p.b[i] : p.a[i];
-            }
-            return own - opp;
-        }
-        const Key key = encode(p);
-        auto it = memo_.find(key);
-        if (it != memo_.end()) return it->second;
-        int best = -1000;
-        for (int pit : ref::legal(p)) {
-            ref::Pos q = p;
-            const ref::Result r = ref::play(q, pit, rule_);
-            const int mover_store = p.south_to_move ? q.store_a : q.store_b;
-            const int other_store = p.south_to_move ? q.store_b : q.store_a;
-            const int gain = mover_store - other_store;
-            int v;
-            if (r.over)
-                v = gain;
-            else if (r.extra)
-                v = gain + pits_value(q);
-            else
-                v = gain - pits_value(q);
-            best = std::max(best, v);
-        }
-        memo_.emplace(key, best);
-        return best;
-    }
-
-    // South's final margin of p, stores included.
-    int value(const ref::Pos& p) {
-        if (ref::over(p)) {
-            int a = p.store_a, b = p.store_b;
-            for (int i = 0; i < m_; ++i) a += p.a[i], b += p.b[i];
-            return a - b;
-        }
-        const int mover = pits_value(p) + (p.south_to_move ? p.store_a - p.store_b
-                                                           : p.store_b - p.store_a);
-        return p.south_to_move ? mover : -mover;
-    }
-
-private:
-    // Pit counts, 7 bits each (every count < 128), then the side to move.
-    struct Key {
-        uint64_t lo = 0, hi = 0;
-        bool operator==(const Key& o) const { return lo == o.lo && hi == o.hi; }
-    };
-    struct KeyHash {
-        size_t operator()(const Key& k) const {
-            uint64_t h = (k.lo ^ (k.hi * 0x9e3779b97f4a7c15ull)) * 0xff51afd7ed558ccdull;
-            return size_t(h ^ (h >> 29));
-        }
-    };
-    Key encode(const ref::Pos& p) const {
-        unsigned __int128 acc = p.south_to_move ? 1 : 0;
-        for (int i = 0; i < m_; ++i) acc = (acc << 14) | (unsigned(p.a[i]) << 7) | unsigned(p.b[i]);
-        return Key{uint64_t(acc), uint64_t(acc >> 64)};
-    }
-    int m_;
-    Rule rule_;
-    std::unordered_map<Key, int, KeyHash> memo_;
-};
 
 SolverOptions small_tt() {
     SolverOptions o;
