@@ -23,9 +23,6 @@ using Clock = std::chrono::steady_clock;
 
 constexpr int kEtcMinSeeds = 8;
 constexpr int kEstimateDepth = 10;
-// Helper threads of the parallel search vary the move order at nodes with at least this
-// many seeds (near the leaves a different order only costs nodes).
-constexpr int kVaryMinSeeds = 12;
 constexpr uint64_t kFreshBatch = 4096;
 // Parallel search, ABDADA-style deferral (SolverOptions::use_defer, on by default): a
 // thread announces the nodes with at least kBusyMinSeeds seeds it is searching in a
@@ -34,7 +31,6 @@ constexpr uint64_t kFreshBatch = 4096;
 // (a collision in the busy table only defers a move).
 constexpr int kBusyMinSeeds = 14;
 constexpr size_t kBusySize = size_t(1) << 16;
-constexpr bool kVaryOrder = false;
 
 inline uint64_t mix64(uint64_t h) {
     h ^= h >> 33;
@@ -65,7 +61,7 @@ void run_team(int threads, F&& f) {
 struct Worker {
     uint64_t nodes = 0;
     uint64_t fresh = 0;  // TT slots this thread filled, not yet reported (parallel only)
-    int id = 0;  // 0: main order; > 0: helper of the parallel search (varied order)
+    int id = 0;  // 0: the calling thread; > 0: a helper of the parallel search
 };
 
 // One move from a node, played on a copy.
@@ -205,25 +201,32 @@ int Solver::Impl::search(Worker& w, const Board& b, int alpha, int beta) {
         store(key, best, 127, best_pit, w.nodes - nodes_before);
         return best;
     }
-    // Insertion sort, highest order first (at most 6 children).
-    for (int i = 1; i < n; ++i)
-        for (int j = i; j > 0 && kids[j].order > kids[j - 1].order; --j)
-            std::swap(kids[j], kids[j - 1]);
-    if (kVaryOrder && Par && w.id > 0 && s >= kVaryMinSeeds && n > 1) {
-        // Lazy SMP: a helper searches the same tree in a different order, so that it
-        // reaches and stores different subtrees first; every thread profits from the
-        // others' entries. The main thread's order is untouched. The variation depends
-        // on the position and the helper, so helpers differ from each other.
-        const unsigned r = unsigned(mix64(key.lo ^ (uint64_t(key.hi) << 32) ^
-                                          (uint64_t(w.id) * 0x9e3779b97f4a7c15ull)));
-        if (r % 4 == 0) std::swap(kids[0], kids[1 + (r >> 8) % (n - 1)]);
+    // Insertion sort of child indices, highest order first (at most 6 children; moving
+    // the 48-byte children themselves cost ~20% of a node in a profile).
+    uint8_t idx[kMaxPits];
+    for (int i = 0; i < n; ++i) {
+        int j = i;
+        for (; j > 0 && kids[i].order > kids[idx[j - 1]].order; --j) idx[j] = idx[j - 1];
+        idx[j] = uint8_t(i);
     }
 
+    if (n > 0 && s >= kEtcMinSeeds) {
+        // The first child is searched next, and its own children's buckets are the
+        // misses it will wait for: start loading them now, so that they travel while
+        // this node waits for its children's (ETC below). One DRAM latency then covers
+        // two levels of a cut path instead of one.
+        const Board& f = kids[idx[0]].b;
+        for (unsigned mk = f.legal_mask(); mk; mk &= mk - 1) {
+            Board g = f;
+            g.play(__builtin_ctz(mk), rule);
+            tt.prefetch(TTKey::of(g));
+        }
+    }
     if (opts.use_etc && s >= kEtcMinSeeds) {
         // A child's stored bound may already refute this node (value >= beta). Near the
         // leaves the extra probes cost more than the nodes they save.
         for (int i = 0; i < n; ++i) {
-            const Child& c = kids[i];
+            const Child& c = kids[idx[i]];
             const TTProbe ce = probe(TTKey::of(c.b));
             if (!ce.found) continue;
             const int v = c.extra ? c.gain + ce.lower : c.gain - ce.upper;
@@ -252,7 +255,7 @@ int Solver::Impl::search(Worker& w, const Board& b, int alpha, int beta) {
     int deferred[kMaxPits];
     int nd = 0;
     for (int k = 0; k < n + nd; ++k) {
-        const int i = k < n ? k : deferred[k - n];
+        const int i = k < n ? idx[k] : deferred[k - n];
         const Child& c = kids[i];
         if (defer && k > 0 && k < n && is_busy(TTKey::of(c.b))) {
             deferred[nd++] = i;

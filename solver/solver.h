@@ -34,7 +34,7 @@ class Database;
 namespace kalah {
 
 struct SolverOptions {
-    size_t tt_mb = 4096;                // transposition table size in MiB
+    size_t tt_mb = 1024;                // transposition table size in MiB
     int threads = 1;                    // search threads (issue 5)
     // With threads > 1, positions with fewer seeds in pits are searched by one thread:
     // they take microseconds, less than waking the other threads. 0: always parallel.
