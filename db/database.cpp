@@ -6,6 +6,8 @@
 #include <stdexcept>
 #include <vector>
 
+#include <sys/mman.h>
+
 #include "core/notation.h"
 #include "db/format.h"
 #include "db/index.h"
@@ -44,6 +46,30 @@ private:
     mutable std::vector<Slot> slots_;
 };
 
+// Memory for one resident layer: anonymous pages, 2 MiB aligned, transparent huge pages
+// requested. Probes are random single-byte reads, so with 4 KiB pages nearly every one
+// is also a TLB miss (results/db.md).
+class LayerMemory {
+public:
+    explicit LayerMemory(size_t bytes) : bytes_(bytes + kHuge) {
+        raw_ = mmap(nullptr, bytes_, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        if (raw_ == MAP_FAILED) throw std::bad_alloc();
+        const uintptr_t p = (reinterpret_cast<uintptr_t>(raw_) + kHuge - 1) & ~uintptr_t(kHuge - 1);
+        data_ = reinterpret_cast<int8_t*>(p);
+        madvise(data_, bytes, MADV_HUGEPAGE);  // a hint; may be ignored
+    }
+    ~LayerMemory() { munmap(raw_, bytes_); }
+    LayerMemory(const LayerMemory&) = delete;
+    LayerMemory& operator=(const LayerMemory&) = delete;
+    int8_t* data() const { return data_; }
+
+private:
+    static constexpr size_t kHuge = size_t(2) << 20;
+    size_t bytes_;
+    void* raw_;
+    int8_t* data_;
+};
+
 class FileDatabase final : public Database {
 public:
     FileDatabase(int m, Rule rule) : m_(m), rule_(rule) {}
@@ -54,20 +80,51 @@ public:
     int resident_layers() const override { return resident_; }
 
     int probe(const Board& b) const override {
+        const int8_t* resident;
+        const int v = locate(b, &resident);
+        return resident ? *resident : v;
+    }
+
+    void prefetch(const Board& b) const override {
+        const int s = b.seeds_in_pits();
+        if (s >= static_cast<int>(layers_.size()) || b.pits() != m_ || !layers_[s].values) return;
+        __builtin_prefetch(&layers_[s].values->data()[rank_board(b)]);
+    }
+
+    void probe_many(const Board* const* bs, int n, int* out) const override {
+        // First every address (each a likely cache miss, so start loading it), then the
+        // values: the misses overlap instead of following each other.
+        const int8_t* resident[kMaxPits];
+        for (int i = 0; i < n && i < kMaxPits; ++i) {
+            out[i] = locate(*bs[i], &resident[i]);
+            if (resident[i]) __builtin_prefetch(resident[i]);
+        }
+        for (int i = 0; i < n && i < kMaxPits; ++i)
+            if (resident[i]) out[i] = *resident[i];
+        for (int i = kMaxPits; i < n; ++i) out[i] = probe(*bs[i]);
+    }
+
+    // b's entry: *resident points at it in a resident layer (value not read yet), else
+    // *resident is null and the value (read through the block cache) is returned.
+    int locate(const Board& b, const int8_t** resident) const {
         const int s = b.seeds_in_pits();
         // A probe outside the database is a caller bug; never read out of bounds for it.
         if (s >= static_cast<int>(layers_.size()) || b.pits() != m_)
             throw std::out_of_range("database probe outside the database (m or seeds)");
         const uint64_t r = rank_board(b);
         const Layer& layer = layers_[s];
-        if (!layer.values.empty()) return layer.values[r];
+        if (layer.values) {
+            *resident = &layer.values->data()[r];
+            return 0;
+        }
+        *resident = nullptr;
         const uint32_t bs = layer.file->header().block_size;
         return cache_->get(*layer.file, s, static_cast<uint32_t>(r / bs),
                            static_cast<uint32_t>(r % bs));
     }
 
     struct Layer {
-        std::vector<int8_t> values;         // resident layer, or empty
+        std::unique_ptr<LayerMemory> values;  // resident layer, or null
         std::unique_ptr<LayerFile> file;    // kept open when not resident
     };
     std::vector<Layer> layers_;
@@ -128,7 +185,8 @@ std::unique_ptr<Database> Database::open(const std::string& dir, int m, Rule rul
         const uint64_t n = f->header().entries;
         if (resident && used + n <= resident_budget) {
             try {
-                layer.values = f->read_all();
+                layer.values = std::make_unique<LayerMemory>(n);
+                f->read_all_into(layer.values->data());
             } catch (const FormatError& e) {
                 if (db->layers_.empty()) return fail(e.what());
                 damaged(e.what(), db->layers_.size());

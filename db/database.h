@@ -31,6 +31,14 @@ public:
     // b.seeds_in_pits() <= max_seeds() and b.pits() == pits(). Positions where a row is
     // empty are valid too (value = own row - opp row after the sweep).
     virtual int probe(const Board& b) const = 0;
+    // out[i] = probe(*bs[i]) for i < n, with the same requirements. Faster than n calls:
+    // the memory accesses of all n overlap (the search resolves all of a node's children
+    // that are in the database with one call).
+    virtual void probe_many(const Board* const* bs, int n, int* out) const {
+        for (int i = 0; i < n; ++i) out[i] = probe(*bs[i]);
+    }
+    // A hint that b will be probed soon (starts loading its entry if resident).
+    virtual void prefetch(const Board& b) const { (void)b; }
     // Layers 0..resident_layers()-1 are held decoded in memory; the others are read through
     // a cache of decoded blocks. A damaged block met by probe() throws db::FormatError; a
     // board with more than max_seeds() seeds or another m throws std::out_of_range.

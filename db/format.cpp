@@ -289,10 +289,15 @@ void LayerFile::read_block(uint32_t b, int8_t* out) const {
 }
 
 std::vector<int8_t> LayerFile::read_all() const {
+    std::vector<int8_t> values(header_.entries);
+    read_all_into(values.data());
+    return values;
+}
+
+void LayerFile::read_all_into(int8_t* out) const {
     std::vector<uint8_t> file(file_size_);
     if (!pread_all(fd_, file.data(), file_size_, 0)) throw FormatError(name() + ": read failed");
     // Blocks first, so that damage is reported with the first bad block's number.
-    std::vector<int8_t> values(header_.entries);
     int64_t first_bad = -1;
     std::string failure;
 #pragma omp parallel for schedule(dynamic, 1)
@@ -301,7 +306,7 @@ std::vector<int8_t> LayerFile::read_all() const {
         try {
             decode_block(name(), static_cast<uint32_t>(b), r, file.data() + r.offset,
                          block_entries(static_cast<uint32_t>(b)),
-                         values.data() + static_cast<uint64_t>(b) * header_.block_size);
+                         out + static_cast<uint64_t>(b) * header_.block_size);
         } catch (const FormatError& e) {
 #pragma omp critical
             if (first_bad < 0 || b < first_bad) {
@@ -313,7 +318,6 @@ std::vector<int8_t> LayerFile::read_all() const {
     if (!failure.empty()) throw FormatError(failure);
     if (kh64(file.data() + 56, file_size_ - 56, kh64(file.data(), 40)) != header_.file_checksum)
         throw FormatError(name() + ": file checksum mismatch (damaged)");
-    return values;
 }
 
 }  // namespace kalah::db

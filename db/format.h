@@ -113,6 +113,8 @@ public:
     void read_block(uint32_t b, int8_t* out) const;
     // Reads the whole file, checks the file checksum and every block, returns all values.
     std::vector<int8_t> read_all() const;
+    // The same into out[0 .. entries-1].
+    void read_all_into(int8_t* out) const;
 
 private:
     LayerFile() = default;

@@ -151,7 +151,8 @@ int Solver::Impl::search(Worker& w, const Board& b, int alpha, int beta) {
     };
     const int s = b.seeds_in_pits();
     if (s <= db_max) {
-        // The one place the endgame database is consulted.
+        // Only when the search starts inside the database: children in it are resolved
+        // by their parent (below), without a node of their own.
         const int v = opts.db->probe(b);
         store(TTKey::of(b), v, v, -1, 1);
         return v;
@@ -173,6 +174,10 @@ int Solver::Impl::search(Worker& w, const Board& b, int alpha, int beta) {
     Child kids[kMaxPits];
     int n = 0;
     int best = -128, best_pit = -1;
+    // Children with at most db_max seeds: exact values from the endgame database, all
+    // fetched in one call after the loop (not searched, not counted as nodes).
+    Child exact[kMaxPits];
+    int ne = 0;
     for (unsigned mask = b.legal_mask(); mask; mask &= mask - 1) {
         const int p = __builtin_ctz(mask);
         Child& c = kids[n];
@@ -189,6 +194,10 @@ int Solver::Impl::search(Worker& w, const Board& b, int alpha, int beta) {
         // Stores were zero before the move, and only the mover's store grows.
         c.gain = r.extra ? c.b.own_store() : c.b.opp_store();
         c.b = c.b.without_stores();
+        if (s - c.gain <= db_max) {
+            exact[ne++] = c;
+            continue;
+        }
         tt.prefetch(TTKey::of(c.b));  // the child's probe comes soon: hide the cache miss
         if (opts.use_ordering)
             c.order = r.extra ? 200 + p : r.captured ? 100 + r.captured : p;
@@ -196,6 +205,16 @@ int Solver::Impl::search(Worker& w, const Board& b, int alpha, int beta) {
             c.order = -p;
         if (opts.use_tt_move && p == e.move) c.order = 1000;
         ++n;
+    }
+    if (ne > 0) {
+        const Board* boards[kMaxPits];
+        int dv[kMaxPits];
+        for (int i = 0; i < ne; ++i) boards[i] = &exact[i].b;
+        opts.db->probe_many(boards, ne, dv);
+        for (int i = 0; i < ne; ++i) {
+            const int v = exact[i].extra ? exact[i].gain + dv[i] : exact[i].gain - dv[i];
+            if (v > best) best = v, best_pit = exact[i].pit;
+        }
     }
     if (best >= beta) {
         store(key, best, 127, best_pit, w.nodes - nodes_before);
@@ -216,10 +235,15 @@ int Solver::Impl::search(Worker& w, const Board& b, int alpha, int beta) {
         // this node waits for its children's (ETC below). One DRAM latency then covers
         // two levels of a cut path instead of one.
         const Board& f = kids[idx[0]].b;
+        const int fs = s - kids[idx[0]].gain;
         for (unsigned mk = f.legal_mask(); mk; mk &= mk - 1) {
             Board g = f;
-            g.play(__builtin_ctz(mk), rule);
-            tt.prefetch(TTKey::of(g));
+            const MoveResult r = g.play(__builtin_ctz(mk), rule);
+            if (r.over) continue;
+            if (fs - g.own_store() - g.opp_store() <= db_max)
+                opts.db->prefetch(g.without_stores());
+            else
+                tt.prefetch(TTKey::of(g));
         }
     }
     if (opts.use_etc && s >= kEtcMinSeeds) {

@@ -449,6 +449,31 @@ TEST_SUITE("db") {
             }
         }
         CHECK(mismatches == 0);
+        // probe_many (the search's batched probe, with prefetch) against one probe at a
+        // time, on both databases, for batches of 1..6 mixed layers.
+        std::mt19937_64 rng(11);
+        int batch_mismatches = 0, batches = 0;
+        for (int i = 0; i < 20000; ++i) {
+            const int n = 1 + static_cast<int>(rng() % 6);
+            Board boards[6];
+            const Board* ptrs[6];
+            for (int j = 0; j < n; ++j) {
+                const int s = static_cast<int>(rng() % 13);
+                uint8_t c[12];
+                db::unrank(rng() % db::layer_size(8, s), s, 8, c);
+                boards[j] = db::board_from_configuration(c, 4);
+                ptrs[j] = &boards[j];
+            }
+            for (const auto* d : {full.get(), small.get()}) {
+                int out[6];
+                for (int j = 0; j < n; ++j) d->prefetch(boards[j]);
+                d->probe_many(ptrs, n, out);
+                for (int j = 0; j < n; ++j) batch_mismatches += out[j] != full->probe(boards[j]);
+                ++batches;
+            }
+        }
+        CHECK(batches == 40000);
+        CHECK(batch_mismatches == 0);
         const Board too_many = Board::start(4, 4);  // 32 seeds > 12
         CHECK_THROWS_AS(full->probe(too_many), std::out_of_range);
         CHECK_THROWS_AS(full->probe(Board::start(3, 1)), std::out_of_range);
