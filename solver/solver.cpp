@@ -60,7 +60,8 @@ void run_team(int threads, F&& f) {
 // Per-thread search state.
 struct Worker {
     uint64_t nodes = 0;
-    uint64_t fresh = 0;  // TT slots this thread filled, not yet reported (parallel only)
+    uint64_t fresh = 0;   // TT slots this thread filled, not yet reported (parallel only)
+    uint64_t stores = 0;  // TT stores of this thread, not yet reported (parallel only)
     int id = 0;  // 0: the calling thread; > 0: a helper of the parallel search
 };
 
@@ -95,7 +96,8 @@ struct Solver::Impl {
     // Parallel pass state: 0 running, 1 some thread finished it, 2 the TT must grow
     // (every thread stops; the pass restarts on the grown table).
     std::atomic<int> state{0};
-    std::atomic<uint64_t> fresh{0};  // TT slots filled during the current parallel pass
+    std::atomic<uint64_t> fresh{0};   // TT slots filled during the current parallel pass
+    std::atomic<uint64_t> stores{0};  // TT stores during the current parallel pass
     // Busy positions of the parallel search: a hash (never 0) of the key, or 0 if free.
     std::unique_ptr<std::atomic<uint64_t>[]> busy;
 
@@ -121,8 +123,6 @@ struct Solver::Impl {
     template <bool Par>
     int search(Worker& w, const Board& b, int alpha, int beta);
     int search_pass(int beta, const Board& pits);
-    // Would the table be over three quarters full with f more entries (growth allowed)?
-    bool grow_due(uint64_t f) const { return tt.needs_growth(f); }
     int estimate(const Board& b, int depth, int alpha, int beta) const;
     int mtdf(const Board& pits, int guess, bool report);
     int pits_value_guess(const Board& b, int guess, bool report);
@@ -137,11 +137,13 @@ int Solver::Impl::search(Worker& w, const Board& b, int alpha, int beta) {
     auto probe = [this](const TTKey& k) { return Par ? tt.probe_shared(k) : tt.probe(k); };
     auto store = [this, &w](const TTKey& k, int lo_, int hi_, int mv, uint64_t n_) {
         if constexpr (Par) {
-            if (tt.store_shared(k, lo_, hi_, mv, n_) && ++w.fresh == kFreshBatch) {
-                // Tell the table every few thousand new entries whether it should grow.
+            w.fresh += tt.store_shared(k, lo_, hi_, mv, n_);
+            if (++w.stores == kFreshBatch) {
+                // Every few thousand stores, ask whether the table should grow.
                 const uint64_t f = fresh.fetch_add(w.fresh, std::memory_order_relaxed) + w.fresh;
-                w.fresh = 0;
-                if (grow_due(f)) {
+                const uint64_t st = stores.fetch_add(w.stores, std::memory_order_relaxed) + w.stores;
+                w.fresh = w.stores = 0;
+                if (tt.needs_growth(f, st)) {
                     int expected = 0;
                     state.compare_exchange_strong(expected, 2);
                 }
@@ -354,8 +356,9 @@ int Solver::Impl::search_pass(int beta, const Board& pits) {
     for (;;) {
         state.store(0);
         fresh.store(0);
+        stores.store(0);
         int result = 0;
-        std::atomic<uint64_t> total{0}, unreported{0};
+        std::atomic<uint64_t> total{0}, unreported{0}, unreported_stores{0};
         run_team(threads, [&](int id) {
             Worker w;
             w.id = id;
@@ -366,10 +369,10 @@ int Solver::Impl::search_pass(int beta, const Board& pits) {
             if (state.compare_exchange_strong(expected, 1)) result = r;
             total.fetch_add(w.nodes);
             unreported.fetch_add(w.fresh);
+            unreported_stores.fetch_add(w.stores);
         });
         nodes += total;
-        const bool grow = tt.add_used(fresh.load() + unreported);
-        if (grow) tt.grow();
+        if (tt.add_used(fresh.load() + unreported, stores.load() + unreported_stores)) tt.grow();
         if (state.load() == 1) return result;
         // state 2: stopped to grow the table; everything stored so far is kept.
     }

@@ -73,6 +73,7 @@ void TranspositionTable::clear() {
     table_ = nullptr;
     buckets_ = 0;
     used_ = 0;
+    stores_ = 0;
 }
 
 void TranspositionTable::resize(size_t buckets) {
@@ -170,9 +171,8 @@ bool TranspositionTable::update(Bucket& b, const TTKey& k, int lower, int upper,
 void TranspositionTable::store(const TTKey& k, int lower, int upper, int move, uint64_t nodes) {
     if (!buckets_) return;
     if (update(*bucket_of(k), k, lower, upper, move, log2_nodes(nodes))) ++used_;
-    // Grow fourfold at 3/4 full while the budget allows.
-    if (used_ * 4 > buckets_ * 4 * 3 && buckets_ * 4 * sizeof(Bucket) <= max_bytes_)
-        resize(buckets_ * 4);
+    ++stores_;
+    if (needs_growth(0, 0)) resize(buckets_ * 4);
 }
 
 uint64_t TranspositionTable::lock(Bucket* b) const {

@@ -47,7 +47,8 @@ struct TTProbe {
 // the smallest subtree (log2 nodes), so the most expensive results survive.
 //
 // Memory: the table starts small (sized by reserve()) and grows fourfold, rehashing,
-// whenever three quarters of its entries are in use, up to the byte budget; pages come
+// when three quarters of its entries are in use and the search has stored at least half
+// as many entries as the grown table will hold (needs_growth()), up to the byte budget; pages come
 // zeroed from the OS (mmap, transparent huge pages requested), so nothing is touched
 // before it is used and a query on a small board stays fast.
 //
@@ -79,15 +80,23 @@ public:
     // Makes room for about `positions` entries (rounded up to a power of two of buckets,
     // at most the byte budget and at most the initial size); keeps the contents.
     void reserve(uint64_t positions);
-    // For parallel searches: `fresh` entries were filled by store_shared() (which does
-    // not count them); records them and tells whether the table should now grow.
-    bool add_used(uint64_t fresh) {
+    // For parallel searches: store_shared() filled `fresh` empty slots in `stores` calls
+    // (it counts neither); records them and tells whether the table should now grow.
+    bool add_used(uint64_t fresh, uint64_t stores) {
         used_ += fresh;
-        return needs_growth(0);
+        stores_ += stores;
+        return needs_growth(0, 0);
     }
-    // Would the table want to grow with `more` entries in use than it has counted?
-    bool needs_growth(uint64_t more) const {
-        return (used_ + more) * 4 > buckets_ * 4 * 3 && buckets_ * 4 * sizeof(Bucket) <= max_bytes_;
+    // Would the table want to grow with `more` entries in use and `more_stores` stores
+    // beyond what it has counted? Growth policy: the table is over three quarters full,
+    // the budget allows four times the size, and the stores since clear() are at least
+    // half the grown table's entries. The last condition keeps short searches in a
+    // small table: fresh memory is expensive to touch the first time (on this machine
+    // ~1-2 s per GiB, results/solver.md), more than a short search loses to replacement.
+    bool needs_growth(uint64_t more, uint64_t more_stores) const {
+        const uint64_t entries = buckets_ * 4;
+        return (used_ + more) * 4 > entries * 3 && buckets_ * 4 * sizeof(Bucket) <= max_bytes_ &&
+               (stores_ + more_stores) * 2 >= entries * 4;
     }
     void grow() { resize(buckets_ * 4); }  // fourfold, rehashing (no concurrent calls)
     void clear();
@@ -141,6 +150,7 @@ private:
     size_t max_bytes_;
     size_t buckets_ = 0;
     uint64_t used_ = 0;        // entries in use
+    uint64_t stores_ = 0;      // stores since clear() (growth policy)
     void* raw_ = nullptr;      // what mmap returned
     size_t raw_bytes_ = 0;
     Bucket* table_ = nullptr;  // raw_ aligned to 2 MiB
