@@ -150,7 +150,17 @@ std::unique_ptr<Database> Database::open(const std::string& dir, int m, Rule rul
     for (int s = 0; s <= kMaxSeeds; ++s) {
         const auto path = std::filesystem::path(dir) / layer_file_name(m, rule, s);
         std::error_code ec;
-        if (!std::filesystem::exists(path, ec)) break;
+        if (!std::filesystem::exists(path, ec)) {
+            // A gap with layers above it: the database is smaller than the files suggest.
+            for (int above = s + 1; above <= kMaxSeeds; ++above)
+                if (std::filesystem::exists(std::filesystem::path(dir) /
+                                                layer_file_name(m, rule, above), ec)) {
+                    stop = layer_file_name(m, rule, s) + ": missing, but " +
+                           layer_file_name(m, rule, above) + " exists";
+                    break;
+                }
+            break;
+        }
         try {
             files.push_back(LayerFile::open(path.string(), m, rule, s));
         } catch (const FormatError& e) {
@@ -162,8 +172,8 @@ std::unique_ptr<Database> Database::open(const std::string& dir, int m, Rule rul
         return fail(stop.empty() ? "no layer files for m=" + std::to_string(m) + " " +
                                        rule_name(rule) + " in " + dir
                                  : stop);
-    // A layer that exists but is damaged ends the run: say so, since the database is then
-    // smaller than the files on disk suggest.
+    // A layer that is damaged, or missing below others, ends the run: say so, since the
+    // database is then smaller than the files on disk suggest.
     std::string warning;
     auto damaged = [&](const std::string& what, size_t usable) {
         warning = what + "; using layers 0.." + std::to_string(usable - 1);

@@ -19,7 +19,9 @@ public:
     // Returns nullptr and sets *why when there is no usable database. On success *why is
     // cleared, or set to a warning when the run stops below a layer file that exists but is
     // damaged (e.g. "kalah-m3-standard-s5.kdb: block 0 checksum mismatch (damaged); using
-    // layers 0..4"): callers print *why whenever it is non-empty, even on success.
+    // layers 0..4"), or at a missing layer with higher ones present ("...-s5.kdb: missing,
+    // but ...-s6.kdb exists; using layers 0..4"): callers print *why whenever it is
+    // non-empty, even on success.
     static std::unique_ptr<Database> open(const std::string& dir, int m, Rule rule,
                                           size_t memory_bytes, std::string* why);
 

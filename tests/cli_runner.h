@@ -35,12 +35,14 @@ inline CliResult run_kalah(const std::string& args, const std::string& input = "
     }
     // Run in an empty directory of this test process, so that nothing in the caller's
     // working directory (such as a default kalah-db/) changes what the command does.
-    static const std::string cwd = [] {
-        std::string d = "/tmp/kalah_cli_cwd_" + std::to_string(::getpid());
-        ::mkdir(d.c_str(), 0700);
-        return d;
-    }();
-    std::string cmd = "cd " + cwd + " && " + std::string(KALAH_BIN) + " " + args + " <" +
+    // Removed again when the test process exits (if a command left nothing in it).
+    struct EmptyDir {
+        std::string path = "/tmp/kalah_cli_cwd_" + std::to_string(::getpid());
+        EmptyDir() { ::mkdir(path.c_str(), 0700); }
+        ~EmptyDir() { ::rmdir(path.c_str()); }
+    };
+    static const EmptyDir cwd;
+    std::string cmd = "cd " + cwd.path + " && " + std::string(KALAH_BIN) + " " + args + " <" +
                       in_path + " >" + base + ".out 2>" + base + ".err";
     int raw = std::system(cmd.c_str());
     CliResult r;

@@ -341,6 +341,24 @@ TEST_SUITE("db") {
             CHECK(why.find("checksum mismatch") != std::string::npos);
             CHECK(why.find("; using layers 0..8") != std::string::npos);
         }
+        SUBCASE("a missing layer below present ones is reported, not silently ignored") {
+            std::filesystem::remove(std_dir.file(4, Rule::Standard, 9));
+            std::string why;
+            auto d = db::Database::open(std_dir.path.string(), 4, Rule::Standard, 1 << 30, &why);
+            REQUIRE(d);
+            CHECK(d->max_seeds() == 8);
+            CAPTURE(why);
+            CHECK(why.find(name9 + ": missing, but " +
+                           db::layer_file_name(4, Rule::Standard, 10) + " exists") == 0);
+            CHECK(why.find("; using layers 0..8") != std::string::npos);
+            // Without layers above the gap the database simply ends there: no warning.
+            for (int s = 10; s <= 12; ++s) std::filesystem::remove(std_dir.file(4, Rule::Standard, s));
+            why = "stale";
+            d = db::Database::open(std_dir.path.string(), 4, Rule::Standard, 1 << 30, &why);
+            REQUIRE(d);
+            CHECK(d->max_seeds() == 8);
+            CHECK(why.empty());
+        }
         SUBCASE("one flipped byte in the header") {
             std::string bad = good9;
             bad[20] ^= 0x40;
