@@ -15,7 +15,6 @@ namespace {
 constexpr uint64_t kUsed = uint64_t(1) << 56;
 constexpr uint64_t kLock = uint64_t(1) << 63;  // in entry 0's word 1 only
 constexpr int kNoMove = 7;
-constexpr bool kUseHuge = true;
 
 inline int log2_nodes(uint64_t nodes) {
     int l = 64 - __builtin_clzll(nodes + 1) - 1;

@@ -48,9 +48,9 @@ struct TTProbe {
 //
 // Memory: the table starts small (sized by reserve()) and grows fourfold, rehashing,
 // when three quarters of its entries are in use and the search has stored at least half
-// as many entries as the grown table will hold (needs_growth()), up to the byte budget; pages come
-// zeroed from the OS (mmap, transparent huge pages requested), so nothing is touched
-// before it is used and a query on a small board stays fast.
+// as many entries as the grown table will hold (needs_growth()), up to the byte budget;
+// pages come zeroed from the OS (mmap, transparent huge pages requested), so nothing is
+// touched before it is used and a query on a small board stays fast.
 //
 // Concurrent use (issue 5): probe()/store() are for one thread at a time (no atomics: the
 // single-thread search pays nothing). probe_shared()/store_shared() may run concurrently
