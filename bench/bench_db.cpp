@@ -27,6 +27,7 @@ struct Fixture {
     std::string dir;
     bool temp = false;
     int k = kK;
+    uint32_t top_block = db::kDefaultBlockSize;  // entries per block of the top layer's file
     Fixture() {
         if (const char* env = std::getenv("KALAH_BENCH_DB")) {
             dir = env;
@@ -45,6 +46,10 @@ struct Fixture {
         auto d = db::Database::open(dir, 6, Rule::Standard, size_t(1) << 34, &why);
         if (!d) throw std::runtime_error(why);
         k = d->max_seeds();
+        top_block = db::LayerFile::open(dir + "/" + db::layer_file_name(6, Rule::Standard, k), 6,
+                                        Rule::Standard, k)
+                        ->header()
+                        .block_size;
     }
     ~Fixture() {
         if (temp) std::filesystem::remove_all(dir);
@@ -95,13 +100,13 @@ void run_probes(benchmark::State& state, size_t memory, uint64_t limit = 0) {
 // Every layer decoded in memory: rank + one byte load.
 void BM_ProbeResident(benchmark::State& state) { run_probes(state, size_t(1) << 34); }
 // Top layers through a cache too small for the random probes: nearly every probe
-// reads, checks and decodes a 64 KiB block.
+// reads, checks and decodes a block (1 Mi entries with the builder's defaults).
 void BM_ProbeCachedMiss(benchmark::State& state) { run_probes(state, size_t(8) << 20); }
 
 // Same bound, probes confined to the first 8 blocks of the top layer: they stay decoded in
 // the cache, so this is the cost of a hit (hash, lock, copy-free read).
 void BM_ProbeCachedHit(benchmark::State& state) {
-    run_probes(state, size_t(8) << 20, 8 * uint64_t(db::kDefaultBlockSize));
+    run_probes(state, size_t(8) << 20, 8 * uint64_t(fixture().top_block));
 }
 
 BENCHMARK(BM_ProbeResident);

@@ -29,10 +29,15 @@ int run_build(const std::vector<std::string>& args) {
         ("max-seeds", po::value<int>()->required(), "K: build the layers of 0..K seeds in the pits")
         ("dir", po::value<std::string>()->default_value("kalah-db"), "database directory")
         ("threads", po::value<int>()->default_value(0), "OpenMP threads (0: all cores)")
-        ("memory-gb", po::value<double>()->default_value(16.0), "memory bound for the layers");
+        ("memory-gb", po::value<double>()->default_value(16.0), "memory bound for the layers")
+        ("block-entries", po::value<uint32_t>()->default_value(db::kDefaultBlockSize),
+         "entries per compressed block: larger compresses better, smaller makes a probe "
+         "of a layer not held in memory cheaper (it decodes one block)")
+        ("zstd-level", po::value<int>()->default_value(db::kDefaultZstdLevel),
+         "zstd compression level 1..19 (higher: smaller files, slower build)");
     po::variables_map vm;
     if (!parse_options("build-db", "--pits M --max-seeds K [--rule R] [--dir D] [--threads T] "
-                                   "[--memory-gb G]", opts, args, vm))
+                                   "[--memory-gb G] [--block-entries B] [--zstd-level L]", opts, args, vm))
         return 0;
     db::BuildOptions o;
     o.m = vm["pits"].as<int>();
@@ -43,6 +48,8 @@ int run_build(const std::vector<std::string>& args) {
     o.memory_gb = vm["memory-gb"].as<double>();
     if (!std::isfinite(o.memory_gb) || !(o.memory_gb > 0))
         throw InputError("--memory-gb must be a positive number");
+    o.block_size = vm["block-entries"].as<uint32_t>();
+    o.level = vm["zstd-level"].as<int>();
     o.log = &std::cerr;
     auto stats = db::build_database(o);
     uint64_t entries = 0, bytes = 0;

@@ -177,7 +177,9 @@ void add_db_options(po::options_description& opts, double default_gb, bool use_d
         ("db", dir, "endgame database directory (kalah build-db writes one); searched positions "
                     "with few enough seeds are read from it")
         ("db-memory-gb", po::value<double>()->default_value(default_gb),
-         "memory for the database in GiB: layers held in memory plus a cache of decoded blocks");
+         "memory for the database in GiB: layers held in memory (1 byte a position; m = 6 "
+         "layers 0..26 take 2.7 GB) plus a cache of decoded blocks (at least 64 blocks: "
+         "64 MiB with the default 1 Mi-entry blocks)");
 }
 
 std::unique_ptr<db::Database> open_database(const po::variables_map& vm, const std::string& cmd,

@@ -150,6 +150,11 @@ std::vector<LayerStats> build_database(const BuildOptions& opts) {
     if (opts.threads < 0) throw std::invalid_argument("--threads must be >= 0");
     if (!(opts.memory_gb > 0) || !std::isfinite(opts.memory_gb))
         throw std::invalid_argument("--memory-gb must be a positive number");
+    if (opts.block_size < kMinBlockSize || opts.block_size > kMaxBlockSize)
+        throw std::invalid_argument("--block-entries must be " + std::to_string(kMinBlockSize) +
+                                    ".." + std::to_string(kMaxBlockSize));
+    if (opts.level < 1 || opts.level > kMaxZstdLevel)
+        throw std::invalid_argument("--zstd-level must be 1.." + std::to_string(kMaxZstdLevel));
     const uint64_t need = build_memory_bytes(opts.m, opts.max_seeds);
     const double have = opts.memory_gb * 1e9;
     if (static_cast<double>(need) > have) {
@@ -206,7 +211,8 @@ std::vector<LayerStats> build_database(const BuildOptions& opts) {
                 *log << buf << std::flush;
             };
             layers.push_back(build_layer(opts.m, opts.rule, s, layers, progress));
-            write_layer(path, opts.m, opts.rule, s, layers.back().data(), n);
+            write_layer(path, opts.m, opts.rule, s, layers.back().data(), n, opts.block_size,
+                        opts.level);
             st.seconds = since(t0);
             st.cpu_seconds = cpu_now() - cpu0;
             st.compressed_bytes = std::filesystem::file_size(path);

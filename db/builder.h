@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "core/board.h"
+#include "db/format.h"
 
 namespace kalah::db {
 
@@ -39,6 +40,8 @@ struct BuildOptions {
     int max_seeds = 0;       // K: layers 0..K
     int threads = 0;         // 0: OpenMP default
     double memory_gb = 16;   // bound on the layers held in memory while building
+    uint32_t block_size = kDefaultBlockSize;  // entries per compressed block (db/format.h)
+    int level = kDefaultZstdLevel;            // zstd level of the blocks
     std::ostream* log = nullptr;  // progress lines (stderr in the CLI); nullptr: quiet
 };
 

@@ -184,8 +184,6 @@ std::unique_ptr<Database> Database::open(const std::string& dir, int m, Rule rul
     // 64 decoded blocks) for the cache when not everything fits.
     uint64_t total = 0;
     for (auto& f : files) total += f->header().entries;
-    uint32_t block_size = 1;
-    for (auto& f : files) block_size = std::max(block_size, f->header().block_size);
     uint64_t resident_budget = memory_bytes;
     if (total > memory_bytes) resident_budget = memory_bytes - memory_bytes / 4;
     uint64_t used = 0;
@@ -211,9 +209,16 @@ std::unique_ptr<Database> Database::open(const std::string& dir, int m, Rule rul
         db->layers_.push_back(std::move(layer));
     }
     if (db->resident_ < static_cast<int>(db->layers_.size())) {
+        // A slot holds the largest decoded block of a cached layer (a layer smaller than
+        // its file's block size is one short block).
+        uint64_t slot = 1;
+        for (const auto& l : db->layers_)
+            if (l.file)
+                slot = std::max<uint64_t>(slot, std::min<uint64_t>(l.file->header().block_size,
+                                                                   l.file->header().entries));
         const uint64_t cache_bytes = memory_bytes > used ? memory_bytes - used : 0;
-        db->cache_ = std::make_unique<BlockCache>(std::max<uint64_t>(cache_bytes / block_size, 64),
-                                                  block_size);
+        db->cache_ = std::make_unique<BlockCache>(std::max<uint64_t>(cache_bytes / slot, 64),
+                                                  static_cast<uint32_t>(slot));
     }
     if (why) *why = warning;
     return db;

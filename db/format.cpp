@@ -232,6 +232,9 @@ std::unique_ptr<LayerFile> LayerFile::open(const std::string& path, int m, Rule 
                   rule_name(rule) + " s=" + std::to_string(s));
     if (h.encoding != 0) throw bad("unknown entry encoding " + std::to_string(h.encoding));
     if (h.entries != layer_size(2 * m, s)) throw bad("wrong entry count");
+    if (h.block_size > kMaxBlockSize)
+        throw bad("block size " + std::to_string(h.block_size) + " above the maximum " +
+                  std::to_string(kMaxBlockSize));
     if (h.block_size == 0 ||
         h.block_count != (h.entries + h.block_size - 1) / h.block_size)
         throw bad("inconsistent block size/count");

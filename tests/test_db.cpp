@@ -110,13 +110,17 @@ void spit(const std::string& p, const std::string& data) {
     out.write(data.data(), static_cast<std::streamsize>(data.size()));
 }
 
-std::vector<db::LayerStats> build(const std::string& dir, int m, Rule rule, int k) {
+// Small blocks (the default, 1 Mi entries, would make every test layer a single block):
+// block indexes, per-block checks and the block cache then have several blocks to handle.
+std::vector<db::LayerStats> build(const std::string& dir, int m, Rule rule, int k,
+                                  uint32_t block_size = 4096) {
     db::BuildOptions o;
     o.dir = dir;
     o.m = m;
     o.rule = rule;
     o.max_seeds = k;
     o.memory_gb = 1;
+    o.block_size = block_size;
     return db::build_database(o);
 }
 
@@ -291,6 +295,40 @@ TEST_SUITE("db") {
                 }
             }
         }
+    }
+
+    TEST_CASE("files: block size and zstd level change the bytes, not the values") {
+        TempDir a("blocks-small"), b("blocks-default");
+        build(a.path.string(), 4, Rule::Standard, 12);
+        build(b.path.string(), 4, Rule::Standard, 12, db::kDefaultBlockSize);
+        for (int s = 0; s <= 12; ++s) {
+            CAPTURE(s);
+            auto fa = db::LayerFile::open(a.file(4, Rule::Standard, s), 4, Rule::Standard, s);
+            auto fb = db::LayerFile::open(b.file(4, Rule::Standard, s), 4, Rule::Standard, s);
+            CHECK(fa->header().block_size == 4096);
+            CHECK(fb->header().block_size == db::kDefaultBlockSize);
+            CHECK(fb->header().block_count == 1);  // m = 4 layers hold < 1 Mi entries
+            CHECK(fb->header().level == db::kDefaultZstdLevel);
+            CHECK(fa->read_all() == fb->read_all());
+        }
+        // Probed through a small cache: a layer shorter than its file's block size fills a
+        // slot sized to the layer, not to the block size.
+        std::string why;
+        auto full = db::Database::open(b.path.string(), 4, Rule::Standard, 1 << 30, &why);
+        auto small = db::Database::open(b.path.string(), 4, Rule::Standard, 40000, &why);
+        REQUIRE(full);
+        REQUIRE(small);
+        CHECK(small->resident_layers() < 13);
+        std::mt19937_64 rng(11);
+        int mismatches = 0;
+        for (int i = 0; i < 20000; ++i) {
+            const int s = static_cast<int>(rng() % 13);
+            uint8_t c[12];
+            db::unrank(rng() % db::layer_size(8, s), s, 8, c);
+            const Board bd = db::board_from_configuration(c, 4);
+            mismatches += full->probe(bd) != small->probe(bd);
+        }
+        CHECK(mismatches == 0);
     }
 
     TEST_CASE("files: verify passes, rebuild is byte-identical, resume reuses layers") {
@@ -553,6 +591,12 @@ TEST_SUITE("db") {
             "build-db --pits 3 --max-seeds 3 --memory-gb -1",
             "build-db --pits 3 --max-seeds 3 --memory-gb inf",
             "build-db --pits 3 --max-seeds 3 --memory-gb nan",
+            "build-db --pits 3 --max-seeds 3 --block-entries 1023",
+            "build-db --pits 3 --max-seeds 3 --block-entries 16777217",
+            "build-db --pits 3 --max-seeds 3 --block-entries -5",
+            "build-db --pits 3 --max-seeds 3 --block-entries 99999999999",
+            "build-db --pits 3 --max-seeds 3 --zstd-level 0",
+            "build-db --pits 3 --max-seeds 3 --zstd-level 20",
             "verify-db --threads " + too_many,
             "verify-db --threads -1"};
         for (const std::string& bad : bad_inputs) {
