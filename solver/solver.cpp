@@ -68,6 +68,7 @@ struct Worker {
 // One move from a node, played on a copy.
 struct Child {
     Board b;      // the position after the move, stores cleared (unless over)
+    TTKey key;    // b's TT key, computed once (prefetch, ETC probe, busy check, its search)
     int gain;     // mover's store minus opponent's after the move (final margin if over)
     int pit;
     int order;    // higher is searched earlier
@@ -121,18 +122,18 @@ struct Solver::Impl {
     }
 
     template <bool Par>
-    int search(Worker& w, const Board& b, int alpha, int beta);
+    int search(Worker& w, const Board& b, const TTKey& key, int alpha, int beta);
     int search_pass(int beta, const Board& pits);
     int estimate(const Board& b, int depth, int alpha, int beta) const;
     int mtdf(const Board& pits, int guess, bool report);
     int pits_value_guess(const Board& b, int guess, bool report);
 };
 
-// b: pits only (stores zero), both rows non-empty. Contract in solver.h.
+// b: pits only (stores zero), both rows non-empty; key = TTKey::of(b). Contract in solver.h.
 // Par: one of several threads searching the same pass (the shared TT calls; gives up,
 // returning garbage and storing nothing, as soon as `stop` is set).
 template <bool Par>
-int Solver::Impl::search(Worker& w, const Board& b, int alpha, int beta) {
+int Solver::Impl::search(Worker& w, const Board& b, const TTKey& key, int alpha, int beta) {
     ++w.nodes;
     auto probe = [this](const TTKey& k) { return Par ? tt.probe_shared(k) : tt.probe(k); };
     auto store = [this, &w](const TTKey& k, int lo_, int hi_, int mv, uint64_t n_) {
@@ -156,13 +157,12 @@ int Solver::Impl::search(Worker& w, const Board& b, int alpha, int beta) {
         // Only when the search starts inside the database: children in it are resolved
         // by their parent (below), without a node of their own.
         const int v = opts.db->probe(b);
-        store(TTKey::of(b), v, v, -1, 1);
+        store(key, v, v, -1, 1);
         return v;
     }
     int lo = -s, hi = s;
     if (hi <= alpha) return hi;
     if (lo >= beta) return lo;
-    const TTKey key = TTKey::of(b);
     const TTProbe e = probe(key);
     if (e.found) {
         lo = std::max(lo, e.lower);
@@ -200,7 +200,8 @@ int Solver::Impl::search(Worker& w, const Board& b, int alpha, int beta) {
             exact[ne++] = c;
             continue;
         }
-        tt.prefetch(TTKey::of(c.b));  // the child's probe comes soon: hide the cache miss
+        c.key = TTKey::of(c.b);
+        tt.prefetch(c.key);  // the child's probe comes soon: hide the cache miss
         if (opts.use_ordering)
             c.order = r.extra ? 200 + p : r.captured ? 100 + r.captured : p;
         else
@@ -253,7 +254,7 @@ int Solver::Impl::search(Worker& w, const Board& b, int alpha, int beta) {
         // leaves the extra probes cost more than the nodes they save.
         for (int i = 0; i < n; ++i) {
             const Child& c = kids[idx[i]];
-            const TTProbe ce = probe(TTKey::of(c.b));
+            const TTProbe ce = probe(c.key);
             if (!ce.found) continue;
             const int v = c.extra ? c.gain + ce.lower : c.gain - ce.upper;
             if (v >= beta) {
@@ -283,13 +284,13 @@ int Solver::Impl::search(Worker& w, const Board& b, int alpha, int beta) {
     for (int k = 0; k < n + nd; ++k) {
         const int i = k < n ? idx[k] : deferred[k - n];
         const Child& c = kids[i];
-        if (defer && k > 0 && k < n && is_busy(TTKey::of(c.b))) {
+        if (defer && k > 0 && k < n && is_busy(c.key)) {
             deferred[nd++] = i;
             continue;
         }
         const int a = std::max(alpha, best);
-        const int v = c.extra ? c.gain + search<Par>(w, c.b, a - c.gain, beta - c.gain)
-                              : c.gain - search<Par>(w, c.b, c.gain - beta, c.gain - a);
+        const int v = c.extra ? c.gain + search<Par>(w, c.b, c.key, a - c.gain, beta - c.gain)
+                              : c.gain - search<Par>(w, c.b, c.key, c.gain - beta, c.gain - a);
         // Another thread finished the pass: v may be garbage; unwind storing nothing.
         if (Par && state.load(std::memory_order_relaxed) != 0) return 0;
         if (v > best) {
@@ -349,7 +350,7 @@ int Solver::Impl::estimate(const Board& b, int depth, int alpha, int beta) const
 int Solver::Impl::search_pass(int beta, const Board& pits) {
     if (threads == 1 || pits.seeds_in_pits() < opts.parallel_min_seeds) {
         Worker w;
-        const int r = search<false>(w, pits, beta - 1, beta);
+        const int r = search<false>(w, pits, TTKey::of(pits), beta - 1, beta);
         nodes += w.nodes;
         return r;
     }
@@ -362,7 +363,7 @@ int Solver::Impl::search_pass(int beta, const Board& pits) {
         run_team(threads, [&](int id) {
             Worker w;
             w.id = id;
-            const int r = search<true>(w, pits, beta - 1, beta);
+            const int r = search<true>(w, pits, TTKey::of(pits), beta - 1, beta);
             // Only a thread that completed its search can move `state` from 0: a thread
             // that gave up did so because `state` was already non-zero.
             int expected = 0;
