@@ -58,7 +58,7 @@ constexpr size_t kIndexRecordBytes = 24;
 // level read back). 1 Mi-entry blocks at level 9 compress m = 6 layers 0..26 3.07x
 // (standard) and 3.15x (empty-capture), against 2.73x / 2.80x for the 64 Ki-entry blocks
 // at level 6 of the first builds, for ~30 s more CPU per rule on 2 threads; the price is a
-// cached probe's miss, which decodes a whole block (~1-2 ms instead of ~0.1 ms). Resident
+// cached probe's miss, which decodes a whole block (~1 ms instead of ~0.1 ms). Resident
 // layers (the search's usual case) are unaffected. results/db.md, session 3.
 constexpr uint32_t kDefaultBlockSize = 1u << 20;
 constexpr int kDefaultZstdLevel = 9;

@@ -311,8 +311,8 @@ TEST_SUITE("db") {
             CHECK(fb->header().level == db::kDefaultZstdLevel);
             CHECK(fa->read_all() == fb->read_all());
         }
-        // Probed through a small cache: a layer shorter than its file's block size fills a
-        // slot sized to the layer, not to the block size.
+        // The same values through a small block cache, where each cached layer is one block
+        // shorter than the file's block size.
         std::string why;
         auto full = db::Database::open(b.path.string(), 4, Rule::Standard, 1 << 30, &why);
         auto small = db::Database::open(b.path.string(), 4, Rule::Standard, 40000, &why);
