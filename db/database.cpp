@@ -6,8 +6,7 @@
 #include <stdexcept>
 #include <vector>
 
-#include <sys/mman.h>
-
+#include "core/huge_pages.h"
 #include "core/notation.h"
 #include "db/format.h"
 #include "db/index.h"
@@ -46,30 +45,6 @@ private:
     mutable std::vector<Slot> slots_;
 };
 
-// Memory for one resident layer: anonymous pages, 2 MiB aligned, transparent huge pages
-// requested. Probes are random single-byte reads, so with 4 KiB pages nearly every one
-// is also a TLB miss (results/db.md).
-class LayerMemory {
-public:
-    explicit LayerMemory(size_t bytes) : bytes_(bytes + kHuge) {
-        raw_ = mmap(nullptr, bytes_, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-        if (raw_ == MAP_FAILED) throw std::bad_alloc();
-        const uintptr_t p = (reinterpret_cast<uintptr_t>(raw_) + kHuge - 1) & ~uintptr_t(kHuge - 1);
-        data_ = reinterpret_cast<int8_t*>(p);
-        madvise(data_, bytes, MADV_HUGEPAGE);  // a hint; may be ignored
-    }
-    ~LayerMemory() { munmap(raw_, bytes_); }
-    LayerMemory(const LayerMemory&) = delete;
-    LayerMemory& operator=(const LayerMemory&) = delete;
-    int8_t* data() const { return data_; }
-
-private:
-    static constexpr size_t kHuge = size_t(2) << 20;
-    size_t bytes_;
-    void* raw_;
-    int8_t* data_;
-};
-
 class FileDatabase final : public Database {
 public:
     FileDatabase(int m, Rule rule) : m_(m), rule_(rule) {}
@@ -87,8 +62,8 @@ public:
 
     void prefetch(const Board& b) const override {
         const int s = b.seeds_in_pits();
-        if (s >= static_cast<int>(layers_.size()) || b.pits() != m_ || !layers_[s].values) return;
-        __builtin_prefetch(&layers_[s].values->data()[rank_board(b)]);
+        if (s >= static_cast<int>(layers_.size()) || b.pits() != m_ || !layers_[s].resident()) return;
+        __builtin_prefetch(&layers_[s].resident()[rank_board(b)]);
     }
 
     void probe_many(const Board* const* bs, int n, int* out) const override {
@@ -113,8 +88,8 @@ public:
             throw std::out_of_range("database probe outside the database (m or seeds)");
         const uint64_t r = rank_board(b);
         const Layer& layer = layers_[s];
-        if (layer.values) {
-            *resident = &layer.values->data()[r];
+        if (layer.resident()) {
+            *resident = &layer.resident()[r];
             return 0;
         }
         *resident = nullptr;
@@ -124,7 +99,9 @@ public:
     }
 
     struct Layer {
-        std::unique_ptr<LayerMemory> values;  // resident layer, or null
+        // Resident layer (huge pages: probes are random single-byte reads), or empty.
+        HugePages values;
+        const int8_t* resident() const { return static_cast<const int8_t*>(values.data()); }
         std::unique_ptr<LayerFile> file;    // kept open when not resident
     };
     std::vector<Layer> layers_;
@@ -193,8 +170,8 @@ std::unique_ptr<Database> Database::open(const std::string& dir, int m, Rule rul
         const uint64_t n = f->header().entries;
         if (resident && used + n <= resident_budget) {
             try {
-                layer.values = std::make_unique<LayerMemory>(n);
-                f->read_all_into(layer.values->data());
+                layer.values = HugePages(n);
+                f->read_all_into(static_cast<int8_t*>(layer.values.data()));
             } catch (const FormatError& e) {
                 if (db->layers_.empty()) return fail(e.what());
                 damaged(e.what(), db->layers_.size());

@@ -6,8 +6,8 @@
 #include <cassert>
 #include <cstdlib>
 #include <new>
+#include <utility>
 
-#include <sys/mman.h>
 
 namespace kalah {
 namespace {
@@ -66,9 +66,7 @@ void TranspositionTable::reserve(uint64_t positions) {
 }
 
 void TranspositionTable::clear() {
-    if (raw_) munmap(raw_, raw_bytes_);
-    raw_ = nullptr;
-    raw_bytes_ = 0;
+    memory_ = HugePages();
     table_ = nullptr;
     buckets_ = 0;
     used_ = 0;
@@ -76,38 +74,29 @@ void TranspositionTable::clear() {
 }
 
 void TranspositionTable::resize(size_t buckets) {
-    constexpr size_t kHuge = size_t(2) << 20;
-    const size_t bytes = buckets * sizeof(Bucket);
-    const size_t raw_bytes = bytes + kHuge;
-    // Anonymous mmap: zero pages on first touch (not populated up front: a table that
-    // is never filled is never paid for), aligned to 2 MiB and asked for transparent huge
-    // pages. Every probe is a random access, so with 4 KiB pages nearly every one was
-    // also a TLB miss: Kalah(6,4) without a database took 123 s with a 4 GiB table of
-    // 4 KiB pages and 93 s with huge pages (results/solver.md).
-    void* raw = mmap(nullptr, raw_bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
-                     -1, 0);
-    if (raw == MAP_FAILED) {
+    // Huge pages, untouched until used (core/huge_pages.h). Every probe is a random
+    // access: Kalah(6,4) without a database took 123 s with a 4 GiB table of 4 KiB pages
+    // and 93 s with huge pages (results/solver.md).
+    HugePages fresh;
+    try {
+        fresh = HugePages(buckets * sizeof(Bucket));
+    } catch (const std::bad_alloc&) {
         // Growing failed: keep searching in the table we have and stop growing, rather
         // than lose the search. Without any table there is nothing to fall back on.
-        if (!table_) throw std::bad_alloc();
+        if (!table_) throw;
         max_bytes_ = buckets_ * sizeof(Bucket);
         return;
     }
-    const uintptr_t p = (reinterpret_cast<uintptr_t>(raw) + kHuge - 1) & ~uintptr_t(kHuge - 1);
-    madvise(reinterpret_cast<void*>(p), bytes, MADV_HUGEPAGE);  // a hint; may be ignored
-    Bucket* old = table_;
+    const Bucket* old = table_;
     const size_t old_buckets = buckets_;
-    void* old_raw = raw_;
-    const size_t old_raw_bytes = raw_bytes_;
-    table_ = reinterpret_cast<Bucket*>(p);
+    HugePages old_memory = std::move(memory_);  // freed after the rehash
+    memory_ = std::move(fresh);
+    table_ = static_cast<Bucket*>(memory_.data());
     buckets_ = buckets;
-    raw_ = raw;
-    raw_bytes_ = raw_bytes;
     used_ = 0;
     for (size_t i = 0; i < old_buckets; ++i)
         for (const Entry& e : old[i].e)
             if (e.w1 & kUsed) insert(e);
-    if (old_raw) munmap(old_raw, old_raw_bytes);
 }
 
 void TranspositionTable::insert(const Entry& e) {

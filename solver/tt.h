@@ -5,6 +5,7 @@
 #include <cstdint>
 
 #include "core/board.h"
+#include "core/huge_pages.h"
 
 namespace kalah {
 
@@ -151,9 +152,8 @@ private:
     size_t buckets_ = 0;
     uint64_t used_ = 0;        // entries in use
     uint64_t stores_ = 0;      // stores since clear() (growth policy)
-    void* raw_ = nullptr;      // what mmap returned
-    size_t raw_bytes_ = 0;
-    Bucket* table_ = nullptr;  // raw_ aligned to 2 MiB
+    HugePages memory_;         // the table's pages
+    Bucket* table_ = nullptr;  // memory_.data()
 };
 
 }  // namespace kalah

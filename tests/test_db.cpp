@@ -124,6 +124,25 @@ std::vector<db::LayerStats> build(const std::string& dir, int m, Rule rule, int 
     return db::build_database(o);
 }
 
+// Probes `count` random positions of m = 4 layers 0..12 in both databases (in parallel, one
+// generator per thread from `seed`); returns how many values differ.
+int probe_mismatches(const db::Database& a, const db::Database& b, int count, uint64_t seed) {
+    int mismatches = 0;
+#pragma omp parallel reduction(+ : mismatches)
+    {
+        std::mt19937_64 local(seed + omp_get_thread_num());  // no shared generator
+#pragma omp for
+        for (int i = 0; i < count; ++i) {
+            const int s = static_cast<int>(local() % 13);
+            uint8_t c[12];
+            db::unrank(local() % db::layer_size(8, s), s, 8, c);
+            const Board pos = db::board_from_configuration(c, 4);
+            mismatches += a.probe(pos) != b.probe(pos);
+        }
+    }
+    return mismatches;
+}
+
 db::VerifyResult verify(const std::string& dir, int m = 0) {
     db::VerifyOptions o;
     o.dir = dir;
@@ -319,16 +338,7 @@ TEST_SUITE("db") {
         REQUIRE(full);
         REQUIRE(small);
         CHECK(small->resident_layers() < 13);
-        std::mt19937_64 rng(11);
-        int mismatches = 0;
-        for (int i = 0; i < 20000; ++i) {
-            const int s = static_cast<int>(rng() % 13);
-            uint8_t c[12];
-            db::unrank(rng() % db::layer_size(8, s), s, 8, c);
-            const Board bd = db::board_from_configuration(c, 4);
-            mismatches += full->probe(bd) != small->probe(bd);
-        }
-        CHECK(mismatches == 0);
+        CHECK(probe_mismatches(*full, *small, 20000, 11) == 0);
     }
 
     TEST_CASE("files: verify passes, rebuild is byte-identical, resume reuses layers") {
@@ -491,20 +501,7 @@ TEST_SUITE("db") {
         CHECK(full->resident_layers() == 13);
         CHECK(small->resident_layers() < 13);
         CHECK(small->max_seeds() == 12);
-        int mismatches = 0;
-#pragma omp parallel reduction(+ : mismatches)
-        {
-            std::mt19937_64 local(5 + omp_get_thread_num());  // no shared generator
-#pragma omp for
-            for (int i = 0; i < 200000; ++i) {
-                const int s = static_cast<int>(local() % 13);
-                uint8_t c[12];
-                db::unrank(local() % db::layer_size(8, s), s, 8, c);
-                const Board b = db::board_from_configuration(c, 4);
-                mismatches += full->probe(b) != small->probe(b);
-            }
-        }
-        CHECK(mismatches == 0);
+        CHECK(probe_mismatches(*full, *small, 200000, 5) == 0);
         // probe_many (the search's batched probe, with prefetch) against one probe at a
         // time, on both databases, for batches of 1..6 mixed layers.
         std::mt19937_64 rng(11);

@@ -1,0 +1,37 @@
+// Large anonymous memory on transparent huge pages (TT and resident database layers).
+#pragma once
+
+#include <cstddef>
+
+namespace kalah {
+
+// `bytes` of zeroed memory from an anonymous mmap, aligned to 2 MiB and asked for
+// transparent huge pages (a hint the kernel may ignore). Pages are not touched here: a
+// part never used is never paid for. For random single accesses over hundreds of MB this
+// matters: with 4 KiB pages nearly every access is also a TLB miss (results/solver.md,
+// results/db.md). Throws std::bad_alloc when the mapping fails. Move-only; unmaps on
+// destruction. A default-constructed one holds nothing (data() == nullptr).
+class HugePages {
+public:
+    HugePages() = default;
+    explicit HugePages(size_t bytes);
+    ~HugePages();
+    HugePages(HugePages&& o) noexcept { swap(o); }
+    HugePages& operator=(HugePages&& o) noexcept {
+        HugePages gone(static_cast<HugePages&&>(o));
+        swap(gone);
+        return *this;
+    }
+    HugePages(const HugePages&) = delete;
+    HugePages& operator=(const HugePages&) = delete;
+
+    void* data() const { return data_; }
+
+private:
+    void swap(HugePages& o) noexcept;
+    void* raw_ = nullptr;  // what mmap returned
+    size_t raw_bytes_ = 0;
+    void* data_ = nullptr;  // raw_ rounded up to 2 MiB
+};
+
+}  // namespace kalah
