@@ -31,6 +31,15 @@ constexpr uint64_t kFreshBatch = 4096;
 // (a collision in the busy table only defers a move).
 constexpr int kBusyMinSeeds = 14;
 constexpr size_t kBusySize = size_t(1) << 16;
+// A parallel search from a position with at least this many seeds above the database
+// (or in all, without one) takes the whole TT budget at once instead of growing it:
+// each growth stops the team and restarts the pass, and these searches fill the
+// default table anyway. Kalah(5,5) standard with layers 0..22 (28 seeds above them),
+// two threads: 22-30 s growing (median 29.2), 19.5-20.3 s presized (results/parallel.md,
+// session 4).
+// Smaller searches keep the growing table: Kalah(6,4) with layers 0..26 (22 seeds
+// above) takes 1.1 s, and touching a 1 GiB table's pages alone costs about 2 s.
+constexpr int kPresizeSeeds = 24;
 
 inline uint64_t mix64(uint64_t h) {
     h ^= h >> 33;
@@ -421,6 +430,7 @@ int Solver::Impl::pits_value_guess(const Board& b, int guess, bool report) {
     const int s = pits.seeds_in_pits();
     if (s <= db_max) return opts.db->probe(pits);
     tt.reserve(position_bound(m, s));
+    if (threads > 1 && s - std::max(db_max, 0) >= kPresizeSeeds) tt.reserve_budget();
     const auto t0 = Clock::now();
     const std::clock_t c0 = std::clock();
     const uint64_t n0 = nodes;

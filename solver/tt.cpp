@@ -65,6 +65,11 @@ void TranspositionTable::reserve(uint64_t positions) {
     if (want > buckets_) resize(want);
 }
 
+void TranspositionTable::reserve_budget() {
+    const size_t want = std::max<size_t>(max_bytes_ / sizeof(Bucket), 1);
+    if (want > buckets_) resize(want);
+}
+
 void TranspositionTable::clear() {
     memory_ = HugePages();
     table_ = nullptr;

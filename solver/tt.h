@@ -81,6 +81,10 @@ public:
     // Makes room for about `positions` entries (rounded up to a power of two of buckets,
     // at most the byte budget and at most the initial size); keeps the contents.
     void reserve(uint64_t positions);
+    // Takes the whole byte budget now (pages are still touched only when used), so the
+    // table never grows during the search: for long parallel searches, where every
+    // growth stops the team (results/parallel.md, session 4).
+    void reserve_budget();
     // For parallel searches: store_shared() filled `fresh` empty slots in `stores` calls
     // (it counts neither); records them and tells whether the table should now grow.
     bool add_used(uint64_t fresh, uint64_t stores) {

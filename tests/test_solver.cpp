@@ -71,6 +71,35 @@ TEST_SUITE("solver") {
         CHECK(tt.probe(kb).upper == 10);
     }
 
+    TEST_CASE("TT reserve_budget takes the whole budget at once and keeps the contents") {
+        kalah::TranspositionTable tt(4 << 20);
+        tt.reserve(100);
+        CHECK(tt.bytes() < tt.max_bytes());
+        std::vector<kalah::TTKey> keys;
+        for (int i = 0; i < 2000; ++i) {
+            int a[6] = {i % 40, (i / 40) % 50, 2, 1, 1, 1}, n[6] = {1, 3, 1, 1, 1, 1};
+            keys.push_back(kalah::TTKey::of(Board::from_rows(6, a, n, 0, 0, Side::South)));
+            tt.store(keys.back(), -(i % 7), i % 5, i % 6, 1 + i);
+        }
+        std::vector<kalah::TTProbe> before;
+        for (const auto& k : keys) before.push_back(tt.probe(k));
+        tt.reserve_budget();
+        CHECK(tt.bytes() == tt.max_bytes());
+        int kept = 0;
+        for (size_t i = 0; i < keys.size(); ++i) {
+            const auto p = tt.probe(keys[i]);
+            if (!before[i].found) continue;
+            ++kept;
+            CHECK(p.found);
+            CHECK(p.lower == before[i].lower);
+            CHECK(p.upper == before[i].upper);
+            CHECK(p.move == before[i].move);
+        }
+        CHECK(kept > 1000);
+        tt.reserve_budget();  // already there: no change
+        CHECK(tt.bytes() == tt.max_bytes());
+    }
+
     TEST_CASE("solve agrees with brute force on small boards, both rules") {
         for (Rule rule : {Rule::Standard, Rule::EmptyCapture}) {
             for (int m = 1; m <= 4; ++m) {
