@@ -26,9 +26,13 @@ constexpr int kEstimateDepth = 10;
 constexpr uint64_t kFreshBatch = 4096;
 // Parallel search, ABDADA-style deferral (SolverOptions::use_defer, on by default): a
 // thread announces the nodes with at least kBusyMinSeeds seeds it is searching in a
-// small table of busy positions; at such a node, a child (other than the first) that another thread is busy with is searched
-// last, when its result is likely in the TT. Only the order changes, never the result
-// (a collision in the busy table only defers a move).
+// small table of busy positions; at such a node, a child that another thread is busy
+// with is searched last, when its result is likely in the TT. The calling thread never
+// defers a node's first child (ABDADA's eldest brother); helpers defer it too, so they
+// do not follow the calling thread down its path in lockstep (Kalah(6,4) with layers
+// 0..26, two threads: 3.1 M -> 2.4 M nodes, 0.85 -> 0.73 s; results/parallel.md,
+// session 4). Only the order changes, never the result (a collision in the busy table
+// only defers a move).
 constexpr int kBusyMinSeeds = 14;
 constexpr size_t kBusySize = size_t(1) << 16;
 // A parallel search from a position with at least this many seeds above the database
@@ -296,7 +300,7 @@ int Solver::Impl::search(Worker& w, const Board& b, const TTKey& key, int alpha,
     for (int k = 0; k < n + nd; ++k) {
         const int i = k < n ? idx[k] : deferred[k - n];
         const Child& c = kids[i];
-        if (defer && k > 0 && k < n && is_busy(c.key)) {
+        if (defer && (k > 0 || w.id > 0) && k < n && is_busy(c.key)) {
             deferred[nd++] = i;
             continue;
         }
