@@ -44,6 +44,14 @@ constexpr size_t kBusySize = size_t(1) << 16;
 // Smaller searches keep the growing table: Kalah(6,4) with layers 0..26 (22 seeds
 // above) takes 1.1 s, and touching a 1 GiB table's pages alone costs about 2 s.
 constexpr int kPresizeSeeds = 24;
+// One thread grows its table in place, without restarts, so it presizes only for the
+// searches of whole games of Kalah(6,4) and larger without a database, which fill any
+// default table: there the small early table evicts what later passes need. Kalah(6,4)
+// one thread: standard 148.6 M -> 137.3 M nodes, empty-capture 111.9 M -> 101.3 M and,
+// alternating runs of both, 38.8-45.6 s -> 33.9-36.4 s (results/solver.md, session 4).
+// Kalah(5,4) (40 seeds, under 6 M nodes) and the bench positions (at most 42 seeds) keep
+// growing.
+constexpr int kPresizeSeedsOneThread = 44;
 
 inline uint64_t mix64(uint64_t h) {
     h ^= h >> 33;
@@ -434,7 +442,8 @@ int Solver::Impl::pits_value_guess(const Board& b, int guess, bool report) {
     const int s = pits.seeds_in_pits();
     if (s <= db_max) return opts.db->probe(pits);
     tt.reserve(position_bound(m, s));
-    if (threads > 1 && s - std::max(db_max, 0) >= kPresizeSeeds) tt.reserve_budget();
+    if (s - std::max(db_max, 0) >= (threads > 1 ? kPresizeSeeds : kPresizeSeedsOneThread))
+        tt.reserve_budget();
     const auto t0 = Clock::now();
     const std::clock_t c0 = std::clock();
     const uint64_t n0 = nodes;
