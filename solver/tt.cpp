@@ -4,10 +4,8 @@
 #include <algorithm>
 #include <atomic>
 #include <cassert>
-#include <cstdlib>
 #include <new>
 #include <utility>
-
 
 namespace kalah {
 namespace {
@@ -61,13 +59,12 @@ void TranspositionTable::reserve(uint64_t positions) {
     constexpr uint64_t kInitialBytes = uint64_t(4) << 20;
     uint64_t want = 1024;
     while (want * 4 < positions * 2 && (want * 2) * sizeof(Bucket) <= kInitialBytes) want *= 2;
-    want = std::min<uint64_t>(want, std::max<size_t>(max_bytes_ / sizeof(Bucket), 1));
+    want = std::min<uint64_t>(want, budget_buckets());
     if (want > buckets_) resize(want);
 }
 
 void TranspositionTable::reserve_budget() {
-    const size_t want = std::max<size_t>(max_bytes_ / sizeof(Bucket), 1);
-    if (want > buckets_) resize(want);
+    if (budget_buckets() > buckets_) resize(budget_buckets());
 }
 
 void TranspositionTable::clear() {

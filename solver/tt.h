@@ -1,6 +1,7 @@
 // Transposition table of exact bounds on pit values, keyed on the full pits of a position.
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 
@@ -145,6 +146,8 @@ private:
     }
     // Rehashes every entry into a new table; if memory runs out while growing, keeps the
     // current table and stops growing (max_bytes_ shrinks to it).
+    // Buckets the byte budget allows (at least one).
+    size_t budget_buckets() const { return std::max<size_t>(max_bytes_ / sizeof(Bucket), 1); }
     void resize(size_t buckets);
     void insert(const Entry& e);      // places a whole entry (rehash)
     static TTProbe find(const Bucket& b, const TTKey& k);  // k's entry in b, if any
