@@ -96,6 +96,18 @@ struct Child {
     bool extra;   // same side moves again: value = gain + v(b); else gain - v(b)
 };
 
+// A node's moves, played: the children to search, the children in the database, and the
+// best of the moves that end the game. A node's first child is expanded by its parent
+// (to prefetch the grandchildren's TT buckets early) and handed down, not played twice.
+struct Expansion {
+    Child kids[kMaxPits];   // above the database: searched
+    Child exact[kMaxPits];  // in the database: probed, all at once
+    int n = 0;
+    int ne = 0;
+    int best = -128;  // best final margin of a move that ends the game, -128 if none
+    int best_pit = -1;
+};
+
 // Number of ways to put at most s seeds in 2m pits: an upper bound on the positions a
 // search from s seeds can meet (sizes the TT for small problems).
 uint64_t position_bound(int m, int s) {
@@ -142,19 +154,64 @@ struct Solver::Impl {
         }
     }
 
+    void expand(const Board& b, int s, Expansion& x, bool prefetch_db) const;
     template <bool Par>
-    int search(Worker& w, const Board& b, const TTKey& key, int alpha, int beta);
+    int search(Worker& w, const Board& b, const TTKey& key, int alpha, int beta,
+               const Expansion* pre = nullptr);
     int search_pass(int beta, const Board& pits);
     int estimate(const Board& b, int depth, int alpha, int beta) const;
     int mtdf(const Board& pits, int guess, bool report);
     int pits_value_guess(const Board& b, int guess, bool report);
 };
 
+// Plays every legal move of b (pits only, s seeds): children above the database get
+// their TT key, an order (higher is searched earlier) and a TT prefetch; children in the
+// database are set apart (and prefetched there if prefetch_db); moves that end the game
+// give their final margin at once.
+void Solver::Impl::expand(const Board& b, int s, Expansion& x, bool prefetch_db) const {
+    x.n = x.ne = 0;
+    x.best = -128;
+    x.best_pit = -1;
+    for (unsigned mask = b.legal_mask(); mask; mask &= mask - 1) {
+        const int p = __builtin_ctz(mask);
+        Child& c = x.kids[x.n];
+        c.b = b;
+        const MoveResult r = c.b.play(p, rule);
+        c.pit = p;
+        if (r.over) {
+            // View unchanged, rows swept: the margin is final.
+            const int v = c.b.own_store() - c.b.opp_store();
+            if (v > x.best) x.best = v, x.best_pit = p;
+            continue;
+        }
+        c.extra = r.extra;
+        // Stores were zero before the move, and only the mover's store grows.
+        c.gain = r.extra ? c.b.own_store() : c.b.opp_store();
+        c.b = c.b.without_stores();
+        if (s - c.gain <= db_max) {
+            if (prefetch_db) opts.db->prefetch(c.b);
+            x.exact[x.ne++] = c;
+            continue;
+        }
+        c.key = TTKey::of(c.b);
+        tt.prefetch(c.key);  // the child's probe comes soon: hide the cache miss
+        if (opts.use_ordering)
+            // Extra moves, then captures by size, then the rest; ties go to the pit
+            // nearest the store. (Ties by pit order instead: Kalah(6,4) 8% more nodes
+            // standard, 17% empty-capture; results/solver.md, session 4.)
+            c.order = r.extra ? 200 + p : r.captured ? 100 + 8 * r.captured + p : p;
+        else
+            c.order = -p;
+        ++x.n;
+    }
+}
+
 // b: pits only (stores zero), both rows non-empty; key = TTKey::of(b). Contract in solver.h.
 // Par: one of several threads searching the same pass (the shared TT calls; gives up,
 // returning garbage and storing nothing, as soon as `stop` is set).
 template <bool Par>
-int Solver::Impl::search(Worker& w, const Board& b, const TTKey& key, int alpha, int beta) {
+int Solver::Impl::search(Worker& w, const Board& b, const TTKey& key, int alpha, int beta,
+                         const Expansion* pre) {
     ++w.nodes;
     auto probe = [this](const TTKey& k) { return Par ? tt.probe_shared(k) : tt.probe(k); };
     auto store = [this, &w](const TTKey& k, int lo_, int hi_, int mv, uint64_t n_) {
@@ -194,53 +251,22 @@ int Solver::Impl::search(Worker& w, const Board& b, const TTKey& key, int alpha,
     }
     const uint64_t nodes_before = w.nodes;
 
-    Child kids[kMaxPits];
-    int n = 0;
-    int best = -128, best_pit = -1;
-    // Children with at most db_max seeds: exact values from the endgame database, all
-    // fetched in one call after the loop (not searched, not counted as nodes).
-    Child exact[kMaxPits];
-    int ne = 0;
-    for (unsigned mask = b.legal_mask(); mask; mask &= mask - 1) {
-        const int p = __builtin_ctz(mask);
-        Child& c = kids[n];
-        c.b = b;
-        const MoveResult r = c.b.play(p, rule);
-        c.pit = p;
-        if (r.over) {
-            // View unchanged, rows swept: the margin is final.
-            const int v = c.b.own_store() - c.b.opp_store();
-            if (v > best) best = v, best_pit = p;
-            continue;
-        }
-        c.extra = r.extra;
-        // Stores were zero before the move, and only the mover's store grows.
-        c.gain = r.extra ? c.b.own_store() : c.b.opp_store();
-        c.b = c.b.without_stores();
-        if (s - c.gain <= db_max) {
-            exact[ne++] = c;
-            continue;
-        }
-        c.key = TTKey::of(c.b);
-        tt.prefetch(c.key);  // the child's probe comes soon: hide the cache miss
-        if (opts.use_ordering)
-            // Extra moves, then captures by size, then the rest; ties go to the pit
-            // nearest the store. (Ties by pit order instead: Kalah(6,4) 8% more nodes
-            // standard, 17% empty-capture; results/solver.md, session 4.)
-            c.order = r.extra ? 200 + p : r.captured ? 100 + 8 * r.captured + p : p;
-        else
-            c.order = -p;
-        if (opts.use_tt_move && p == e.move) c.order = 1000;
-        ++n;
-    }
+    Expansion local;
+    if (!pre) expand(b, s, local, false);
+    const Expansion& x = pre ? *pre : local;
+    const Child* kids = x.kids;
+    const int n = x.n;
+    const int ne = x.ne;
+    int best = x.best, best_pit = x.best_pit;
     if (ne > 0) {
         const Board* boards[kMaxPits];
         int dv[kMaxPits];
-        for (int i = 0; i < ne; ++i) boards[i] = &exact[i].b;
+        for (int i = 0; i < ne; ++i) boards[i] = &x.exact[i].b;
         opts.db->probe_many(boards, ne, dv);
         for (int i = 0; i < ne; ++i) {
-            const int v = exact[i].extra ? exact[i].gain + dv[i] : exact[i].gain - dv[i];
-            if (v > best) best = v, best_pit = exact[i].pit;
+            const Child& c = x.exact[i];
+            const int v = c.extra ? c.gain + dv[i] : c.gain - dv[i];
+            if (v > best) best = v, best_pit = c.pit;
         }
     }
     if (best >= beta) {
@@ -250,29 +276,21 @@ int Solver::Impl::search(Worker& w, const Board& b, const TTKey& key, int alpha,
     // Insertion sort of child indices, highest order first (at most 6 children; moving
     // the 48-byte children themselves cost ~20% of a node in a profile).
     uint8_t idx[kMaxPits];
+    int order[kMaxPits];
     for (int i = 0; i < n; ++i) {
+        order[i] = opts.use_tt_move && kids[i].pit == e.move ? 1000 : kids[i].order;
         int j = i;
-        for (; j > 0 && kids[i].order > kids[idx[j - 1]].order; --j) idx[j] = idx[j - 1];
+        for (; j > 0 && order[i] > order[idx[j - 1]]; --j) idx[j] = idx[j - 1];
         idx[j] = uint8_t(i);
     }
 
-    if (n > 0 && s >= kEtcMinSeeds) {
-        // The first child is searched next, and its own children's buckets are the
-        // misses it will wait for: start loading them now, so that they travel while
-        // this node waits for its children's (ETC below). One DRAM latency then covers
-        // two levels of a cut path instead of one.
-        const Board& f = kids[idx[0]].b;
-        const int fs = s - kids[idx[0]].gain;
-        for (unsigned mk = f.legal_mask(); mk; mk &= mk - 1) {
-            Board g = f;
-            const MoveResult r = g.play(__builtin_ctz(mk), rule);
-            if (r.over) continue;
-            if (fs - g.own_store() - g.opp_store() <= db_max)
-                opts.db->prefetch(g.without_stores());
-            else
-                tt.prefetch(TTKey::of(g));
-        }
-    }
+    // The first child is searched next, and its own children's buckets are the misses it
+    // will wait for: expand it now (it gets the expansion and does not play its moves
+    // again), so that those loads travel while this node waits for its children's (ETC
+    // below). One DRAM latency then covers two levels of a cut path instead of one.
+    Expansion first;
+    const bool have_first = n > 0 && s >= kEtcMinSeeds;
+    if (have_first) expand(kids[idx[0]].b, s - kids[idx[0]].gain, first, true);
     if (opts.use_etc && s >= kEtcMinSeeds) {
         // A child's stored bound may already refute this node (value >= beta). Near the
         // leaves the extra probes cost more than the nodes they save.
@@ -313,8 +331,9 @@ int Solver::Impl::search(Worker& w, const Board& b, const TTKey& key, int alpha,
             continue;
         }
         const int a = std::max(alpha, best);
-        const int v = c.extra ? c.gain + search<Par>(w, c.b, c.key, a - c.gain, beta - c.gain)
-                              : c.gain - search<Par>(w, c.b, c.key, c.gain - beta, c.gain - a);
+        const Expansion* xc = have_first && i == idx[0] ? &first : nullptr;
+        const int v = c.extra ? c.gain + search<Par>(w, c.b, c.key, a - c.gain, beta - c.gain, xc)
+                              : c.gain - search<Par>(w, c.b, c.key, c.gain - beta, c.gain - a, xc);
         // Another thread finished the pass: v may be garbage; unwind storing nothing.
         if (Par && state.load(std::memory_order_relaxed) != 0) return 0;
         if (v > best) {
