@@ -83,6 +83,7 @@ int run_solve(const std::vector<std::string>& args) {
     const int value = solver.value(start);
     const uint64_t nodes = solver.stats().nodes;
     const double cpu = solver.stats().cpu_seconds;
+    const double table_mib = double(solver.stats().tt_bytes) / (1 << 20);
     const double secs =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     const auto pv = solver.principal_variation(start);
@@ -102,7 +103,8 @@ int run_solve(const std::vector<std::string>& args) {
                   << json_string(best) << ", \"pv\": " << json_string(line)
                   << ", \"score\": [" << sa << ", " << sb << "], \"nodes\": " << nodes
                   << ", \"seconds\": " << secs << ", \"nodes_per_second\": " << uint64_t(nps)
-                  << ", \"threads\": " << o.threads << ", \"cpu_seconds\": " << cpu << "}\n";
+                  << ", \"threads\": " << o.threads << ", \"cpu_seconds\": " << cpu
+                  << ", \"tt_mib\": " << table_mib << "}\n";
         return 0;
     }
     std::cout << "Kalah(" << m << "," << n << "), rule " << rule_name(rule) << "\n"
@@ -114,7 +116,8 @@ int run_solve(const std::vector<std::string>& args) {
               << "nodes: " << nodes << ", seconds: " << secs << ", nodes/s: " << uint64_t(nps)
               << "\n"
               << "threads: " << o.threads << ", cpu seconds: " << cpu << " (nodes summed over "
-              << "threads)\n";
+              << "threads)\n"
+              << "transposition table: " << table_mib << " MiB of " << o.tt_mb << "\n";
     return 0;
 }
 

@@ -35,23 +35,21 @@ constexpr uint64_t kFreshBatch = 4096;
 // only defers a move).
 constexpr int kBusyMinSeeds = 14;
 constexpr size_t kBusySize = size_t(1) << 16;
-// A parallel search from a position with at least this many seeds above the database
-// (or in all, without one) takes the whole TT budget at once instead of growing it:
-// each growth stops the team and restarts the pass, and these searches fill the
-// default table anyway. Kalah(5,5) standard with layers 0..22 (28 seeds above them),
-// two threads: 22-30 s growing (median 29.2), 19.5-20.3 s presized (results/parallel.md,
-// session 4).
-// Smaller searches keep the growing table: Kalah(6,4) with layers 0..26 (22 seeds
-// above) takes 1.1 s, and touching a 1 GiB table's pages alone costs about 2 s.
-constexpr int kPresizeSeeds = 24;
-// One thread grows its table in place, without restarts, so it presizes only for the
-// searches of whole games of Kalah(6,4) and larger without a database, which fill any
-// default table: there the small early table evicts what later passes need. Kalah(6,4)
-// one thread: standard 148.6 M -> 137.3 M nodes, empty-capture 111.9 M -> 101.3 M and,
-// alternating runs of both, 38.8-45.6 s -> 33.9-36.4 s (results/solver.md, session 4).
-// Kalah(5,4) (40 seeds, under 6 M nodes) and the bench positions (at most 42 seeds) keep
-// growing.
-constexpr int kPresizeSeedsOneThread = 44;
+// A search from a position with at least this many seeds above the database (or in all,
+// without one) takes the whole TT budget at once instead of growing it: the searches of
+// whole games of Kalah(6,4) and larger without a database, which fill any default table;
+// there the small early table evicts what later passes need. Kalah(6,4) one thread:
+// standard 148.6 M -> 137.3 M nodes, empty-capture 111.9 M -> 101.3 M and, alternating
+// runs of both, 38.8-45.6 s -> 33.9-36.4 s (results/solver.md, session 4). Kalah(5,4)
+// (40 seeds, under 6 M nodes) and the bench positions (at most 42 seeds) keep growing.
+// Smaller parallel searches grow too, and once past TranspositionTable::kJumpBytes
+// jump to the whole budget (TranspositionTable::grow): each growth stops the team and
+// restarts the pass. Session 4 presized every parallel search of 24 or more seeds above
+// the database instead, which made small ones slow: Kalah(4,3) (24 seeds, 23 k nodes)
+// took 1.3 s on two threads, touching the pages of a 1 GiB table (results/parallel.md,
+// session 5).
+constexpr int kPresizeSeeds = 44;
+
 
 inline uint64_t mix64(uint64_t h) {
     h ^= h >> 33;
@@ -419,7 +417,8 @@ int Solver::Impl::search_pass(int beta, const Board& pits) {
             unreported_stores.fetch_add(w.stores);
         });
         nodes += total;
-        if (tt.add_used(fresh.load() + unreported, stores.load() + unreported_stores)) tt.grow();
+        if (tt.add_used(fresh.load() + unreported, stores.load() + unreported_stores))
+            tt.grow(threads);
         if (state.load() == 1) return result;
         // state 2: stopped to grow the table; everything stored so far is kept.
     }
@@ -461,8 +460,7 @@ int Solver::Impl::pits_value_guess(const Board& b, int guess, bool report) {
     const int s = pits.seeds_in_pits();
     if (s <= db_max) return opts.db->probe(pits);
     tt.reserve(position_bound(m, s));
-    if (s - std::max(db_max, 0) >= (threads > 1 ? kPresizeSeeds : kPresizeSeedsOneThread))
-        tt.reserve_budget();
+    if (s - std::max(db_max, 0) >= kPresizeSeeds) tt.reserve_budget();
     const auto t0 = Clock::now();
     const std::clock_t c0 = std::clock();
     const uint64_t n0 = nodes;
@@ -470,6 +468,7 @@ int Solver::Impl::pits_value_guess(const Board& b, int guess, bool report) {
     stats.cpu_seconds += double(std::clock() - c0) / CLOCKS_PER_SEC;
     stats.nodes += nodes - n0;
     stats.seconds += std::chrono::duration<double>(Clock::now() - t0).count();
+    stats.tt_bytes = tt.bytes();
     return v;
 }
 

@@ -56,6 +56,7 @@ struct SolverStats {
     uint64_t nodes = 0;         // summed over threads
     double seconds = 0;         // wall clock
     double cpu_seconds = 0;     // process CPU time (all threads) while searching
+    size_t tt_bytes = 0;        // transposition table size after the last search
 };
 
 // A move's exact value (South's final margin, stores included) after perfect play.

@@ -5,7 +5,9 @@
 #include <atomic>
 #include <cassert>
 #include <new>
+#include <thread>
 #include <utility>
+#include <vector>
 
 namespace kalah {
 namespace {
@@ -75,7 +77,14 @@ void TranspositionTable::clear() {
     stores_ = 0;
 }
 
-void TranspositionTable::resize(size_t buckets) {
+void TranspositionTable::grow(int threads) {
+    if (threads > 1 && bytes() >= kJumpBytes)
+        resize(budget_buckets(), threads);
+    else
+        resize(buckets_ * 4);
+}
+
+void TranspositionTable::resize(size_t buckets, int touch_threads) {
     // Huge pages, untouched until used (core/huge_pages.h). Every probe is a random
     // access: Kalah(6,4) without a database took 123 s with a 4 GiB table of 4 KiB pages
     // and 93 s with huge pages (results/solver.md).
@@ -88,6 +97,21 @@ void TranspositionTable::resize(size_t buckets) {
         if (!table_) throw;
         max_bytes_ = buckets_ * sizeof(Bucket);
         return;
+    }
+    if (touch_threads > 1) {
+        // Fault the pages in on several threads (the kernel zeroes each; the rehash below
+        // then writes into memory already mapped). One write a 4 KiB page, so that it
+        // works whether or not the kernel gave huge pages.
+        char* const base = static_cast<char*>(fresh.data());
+        const size_t bytes = buckets * sizeof(Bucket), pages = (bytes + 4095) / 4096;
+        auto touch = [base, pages, touch_threads](int t) {
+            for (size_t i = pages * t / touch_threads; i < pages * (t + 1) / touch_threads; ++i)
+                static_cast<volatile char*>(base)[i * 4096] = 0;
+        };
+        std::vector<std::thread> team;
+        for (int t = 1; t < touch_threads; ++t) team.emplace_back(touch, t);
+        touch(0);
+        for (std::thread& th : team) th.join();
     }
     const Bucket* old = table_;
     const size_t old_buckets = buckets_;

@@ -104,7 +104,13 @@ public:
         return (used_ + more) * 4 > entries * 3 && buckets_ * 4 * sizeof(Bucket) <= max_bytes_ &&
                (stores_ + more_stores) * 2 >= entries * 4;
     }
-    void grow() { resize(buckets_ * 4); }  // fourfold, rehashing (no concurrent calls)
+    // Fourfold, rehashing (no concurrent calls). For a parallel search (threads > 1)
+    // whose table is already kJumpBytes or more: the whole budget at once, its fresh pages
+    // touched by `threads` threads together before the rehash. Such a search is a long
+    // one, each growth stops its team, and first touches are the cost of a growth (on
+    // this machine 2.4 s a GiB of memory the host has not backed yet, results/parallel.md).
+    void grow(int threads = 1);
+    static constexpr size_t kJumpBytes = size_t(64) << 20;
     void clear();
 
     TTProbe probe(const TTKey& k) const;
@@ -148,7 +154,7 @@ private:
     // current table and stops growing (max_bytes_ shrinks to it).
     // Buckets the byte budget allows (at least one).
     size_t budget_buckets() const { return std::max<size_t>(max_bytes_ / sizeof(Bucket), 1); }
-    void resize(size_t buckets);
+    void resize(size_t buckets, int touch_threads = 1);
     void insert(const Entry& e);      // places a whole entry (rehash)
     static TTProbe find(const Bucket& b, const TTKey& k);  // k's entry in b, if any
     // Merges or places k's entry in b (no growth); true if it filled an empty slot.

@@ -112,6 +112,45 @@ TEST_SUITE("parallel") {
         CHECK(Solver(6, Rule::EmptyCapture, with_threads(4)).value(Board::start(6, 2)) == 10);
     }
 
+    TEST_CASE("a small parallel search keeps a small table; a large one jumps to the budget") {
+        // Kalah(4,3): 24 seeds, about 20 k nodes. With the default 1 GiB budget on two
+        // threads its table grows as it fills. (Session 4 gave every parallel search of 24
+        // or more seeds the whole budget at once: the search then touched pages all over
+        // 1 GiB, 1.3 s instead of 0.01 s on this machine.)
+        SolverOptions o;
+        o.threads = 2;
+        Solver par(4, Rule::Standard, o);
+        CHECK(par.value(Board::start(4, 3)) == Solver(4, Rule::Standard).value(Board::start(4, 3)));
+        CHECK(par.stats().tt_bytes > 0);
+        CHECK(par.stats().tt_bytes < kalah::TranspositionTable::kJumpBytes);
+
+        // Growth of a table of kJumpBytes or more: fourfold for one thread, the whole
+        // budget for several (its pages touched by them), contents kept either way.
+        for (int threads : {1, 2}) {
+            CAPTURE(threads);
+            kalah::TranspositionTable tt(kalah::TranspositionTable::kJumpBytes * 8);
+            tt.reserve(100);
+            while (tt.bytes() < kalah::TranspositionTable::kJumpBytes) tt.grow(threads);
+            CHECK(tt.bytes() == kalah::TranspositionTable::kJumpBytes);
+            std::vector<kalah::TTKey> keys;
+            for (int i = 0; i < 5000; ++i) {
+                int a[6] = {i % 40, (i / 40) % 50, 2 + i / 2000, 1, 1, 1}, n[6] = {1, 3, 1, 1, 1, 1};
+                keys.push_back(kalah::TTKey::of(Board::from_rows(6, a, n, 0, 0, Side::South)));
+                tt.store(keys.back(), -(i % 7), i % 5, i % 6, 1 + i);
+            }
+            tt.grow(threads);
+            CHECK(tt.bytes() == (threads == 1 ? kalah::TranspositionTable::kJumpBytes * 4
+                                              : tt.max_bytes()));
+            for (size_t i = 0; i < keys.size(); ++i) {
+                const auto p = tt.probe(keys[i]);
+                REQUIRE(p.found);  // 5000 keys in 1 M buckets: none was evicted
+                CHECK(p.lower == -int(i % 7));
+                CHECK(p.upper == int(i % 5));
+                CHECK(p.move == int(i % 6));
+            }
+        }
+    }
+
     TEST_CASE("random positions: value and every move's value agree for T = 1, 2, 4") {
         const int kPositions = quick() ? 60 : 300;
         for (Rule rule : {Rule::Standard, Rule::EmptyCapture}) {
