@@ -9,6 +9,10 @@ machine's drift (on a VM, ~10% between half-hours) over both thread counts.
 
 Usage: scripts/speedup.py [--kalah build/kalah] [--db kalah-db] [--threads 2] [--reps 3]
                           [--only NAME,...]
+Beside each multi-thread run it records the machine's core-to-core round trip (the
+BM_CoreToCoreRoundTrip benchmark of build/kalah_bench, when that was built), measured
+just before the run: on a VM it can change from minute to minute, and the parallel
+search's speed follows it (results/parallel.md, session 5).
 Configurations: the six of issue 5 (Kalah(6,4) with and without layers 0..26 and
 Kalah(5,5) with layers 0..22, both rules). A configuration whose database layers are
 missing is skipped with a note on stderr. Needs python3 (standard library only).
@@ -38,6 +42,16 @@ def has_layers(db, m, rule, top):
                for s in range(top + 1))
 
 
+def core_to_core_ns(bench):
+    """The core-to-core round trip in ns now, or None without the benchmark binary."""
+    if not os.path.exists(bench):
+        return None
+    out = subprocess.run([bench, "--benchmark_filter=BM_CoreToCoreRoundTrip",
+                          "--benchmark_min_time=0.2", "--benchmark_format=json"],
+                         check=True, capture_output=True, text=True)
+    return json.loads(out.stdout)["benchmarks"][0]["real_time"]
+
+
 def run(kalah, m, n, rule, threads, db):
     cmd = [kalah, "solve", "--json", "--pits", str(m), "--seeds", str(n), "--rule", rule,
            "--threads", str(threads), "--db", db]
@@ -56,6 +70,7 @@ def main():
     kalah = os.path.abspath(a.kalah)
     db = os.path.abspath(a.db)
     only = set(filter(None, a.only.split(",")))
+    bench = os.path.join(os.path.dirname(kalah), "kalah_bench")
     cpu = "unknown"
     try:
         with open("/proc/cpuinfo") as f:
@@ -67,8 +82,9 @@ def main():
           f"`scripts/speedup.py --threads {a.threads} --reps {a.reps}`\n")
     t = a.threads
     print(f"| configuration | T = 1 seconds | T = {t} seconds | T = 1 median | T = {t} median "
-          f"| speedup | nodes T = 1 / T = {t} (M) | CPU s T = 1 / T = {t} (medians) |")
-    print("|---|---|---|---|---|---|---|---|")
+          f"| speedup | nodes T = 1 / T = {t} (M) | CPU s T = 1 / T = {t} (medians) "
+          f"| core-to-core ns before each T = {t} run |")
+    print("|---|---|---|---|---|---|---|---|---|")
     for name, m, n, rule, top in CONFIGS:
         if only and name not in only:
             continue
@@ -82,8 +98,12 @@ def main():
             continue
         res = {1: [], t: []}
         values = set()
+        c2c = []
         for _ in range(a.reps):
             for threads in (1, t):
+                if threads > 1:
+                    ns = core_to_core_ns(bench)
+                    c2c.append("-" if ns is None else f"{ns:.0f}")
                 r = run(kalah, m, n, rule, threads, where)
                 values.add(r["value"])
                 res[threads].append(r)
@@ -97,7 +117,7 @@ def main():
         secs = {k: ", ".join(f"{x['seconds']:.2f}" for x in v) for k, v in res.items()}
         print(f"| {name} | {secs[1]} | {secs[t]} | {med[1]:.2f} | {med[t]:.2f} | "
               f"{med[1] / med[t]:.2f}x | {nodes[1]:.2f} / {nodes[t]:.2f} | "
-              f"{cpus[1]:.1f} / {cpus[t]:.1f} |", flush=True)
+              f"{cpus[1]:.1f} / {cpus[t]:.1f} | {', '.join(c2c)} |", flush=True)
 
 
 if __name__ == "__main__":
