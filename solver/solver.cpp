@@ -50,7 +50,6 @@ constexpr size_t kBusySize = size_t(1) << 16;
 // session 5).
 constexpr int kPresizeSeeds = 44;
 
-
 inline uint64_t mix64(uint64_t h) {
     h ^= h >> 33;
     h *= 0xff51afd7ed558ccdull;

@@ -150,10 +150,11 @@ private:
         h ^= h >> 33;
         return h;
     }
-    // Rehashes every entry into a new table; if memory runs out while growing, keeps the
-    // current table and stops growing (max_bytes_ shrinks to it).
     // Buckets the byte budget allows (at least one).
     size_t budget_buckets() const { return std::max<size_t>(max_bytes_ / sizeof(Bucket), 1); }
+    // Rehashes every entry into a new table of `buckets` buckets, whose pages
+    // `touch_threads` threads fault in first if more than one; if memory runs out while
+    // growing, keeps the current table and stops growing (max_bytes_ shrinks to it).
     void resize(size_t buckets, int touch_threads = 1);
     void insert(const Entry& e);      // places a whole entry (rehash)
     static TTProbe find(const Bucket& b, const TTKey& k);  // k's entry in b, if any
