@@ -119,7 +119,7 @@ int run_solve(const std::vector<std::string>& args) {
               << "\n"
               << "threads: " << o.threads << ", cpu seconds: " << cpu << " (nodes summed over "
               << "threads)\n"
-              << "transposition table: " << table_mib << " MiB of " << o.tt_mb << "\n";
+              << "transposition table: " << table_mib << " MiB of " << o.tt_mb << " MiB\n";
     return 0;
 }
 
