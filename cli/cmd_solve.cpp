@@ -30,7 +30,8 @@ void add_solver_options(po::options_description& opts) {
          "search threads (default: all cores); every count gives the same values")
         ("ablate", po::value<std::string>()->default_value(""),
          "for measurements: comma-separated features to switch off: tt-move, ordering, etc, "
-         "defer (parallel: plain lazy SMP, no deferral of busy children)")
+         "defer (parallel: plain lazy SMP, no deferral of busy children), follow (parallel: "
+         "helpers defer the root's first move in every pass)")
         ("json", "print one JSON object");
     add_db_options(opts, 8.0);
 }
@@ -52,6 +53,7 @@ SolverOptions solver_options(const po::variables_map& vm, const char* cmd, int m
         else if (f == "ordering") o.use_ordering = false;
         else if (f == "etc") o.use_etc = false;
         else if (f == "defer") o.use_defer = false;  // parallel: plain lazy SMP
+        else if (f == "follow") o.use_follow = false;  // parallel: helpers defer at the root
         else if (!f.empty()) throw InputError("--ablate: unknown feature '" + f + "'");
     }
     if (progress) o.progress = [](const std::string& s) { std::cerr << s << "\n"; };

@@ -81,6 +81,10 @@ struct Worker {
     uint64_t fresh = 0;   // TT slots this thread filled, not yet reported (parallel only)
     uint64_t stores = 0;  // TT stores of this thread, not yet reported (parallel only)
     int id = 0;  // 0: the calling thread; > 0: a helper of the parallel search
+    // Parallel only: a root whose first child the helpers search too instead of deferring
+    // it (the pass is expected to fail high: its root is then a cut node, and the other
+    // root moves are only speculation), or nullptr.
+    const Board* follow_root = nullptr;
 };
 
 // One move from a node, played on a copy.
@@ -155,7 +159,7 @@ struct Solver::Impl {
     template <bool Par>
     int search(Worker& w, const Board& b, const TTKey& key, int alpha, int beta,
                const Expansion* pre = nullptr);
-    int search_pass(int beta, const Board& pits);
+    int search_pass(int beta, const Board& pits, bool expect_high);
     int estimate(const Board& b, int depth, int alpha, int beta) const;
     int mtdf(const Board& pits, int guess, bool report);
     int pits_value_guess(const Board& b, int guess, bool report);
@@ -323,7 +327,7 @@ int Solver::Impl::search(Worker& w, const Board& b, const TTKey& key, int alpha,
     for (int k = 0; k < n + nd; ++k) {
         const int i = k < n ? idx[k] : deferred[k - n];
         const Child& c = kids[i];
-        if (defer && (k > 0 || w.id > 0) && k < n && is_busy(c.key)) {
+        if (defer && (k > 0 || (w.id > 0 && &b != w.follow_root)) && k < n && is_busy(c.key)) {
             deferred[nd++] = i;
             continue;
         }
@@ -390,7 +394,7 @@ int Solver::Impl::estimate(const Board& b, int depth, int alpha, int beta) const
 // the threads run in lockstep through the same subtrees. The ABDADA-style deferral of
 // busy children (use_defer) splits them: fewer nodes and the best times measured; a
 // per-helper random move order did worse (more nodes at cut nodes).
-int Solver::Impl::search_pass(int beta, const Board& pits) {
+int Solver::Impl::search_pass(int beta, const Board& pits, bool expect_high) {
     if (threads == 1 || pits.seeds_in_pits() < opts.parallel_min_seeds) {
         Worker w;
         const int r = search<false>(w, pits, TTKey::of(pits), beta - 1, beta);
@@ -406,6 +410,7 @@ int Solver::Impl::search_pass(int beta, const Board& pits) {
         run_team(threads, [&](int id) {
             Worker w;
             w.id = id;
+            if (expect_high) w.follow_root = &pits;
             const int r = search<true>(w, pits, TTKey::of(pits), beta - 1, beta);
             // Only a thread that completed its search can move `state` from 0: a thread
             // that gave up did so because `state` was already non-zero.
@@ -431,9 +436,16 @@ int Solver::Impl::mtdf(const Board& pits, int guess, bool report) {
     const auto t0 = Clock::now();
     const uint64_t n0 = nodes;
     int pass = 0;
+    bool expect_high = true;
     while (lower < upper) {
         const int beta = g == lower ? g + 2 : g;  // test v >= beta; beta == s (mod 2)
-        const int r = search_pass(beta, pits);
+        // The first test (v >= the guess) and a test just after a failed-low one (v >= that
+        // bound) succeed when the guess or bound is the value: expect those to fail high.
+        // On two threads this takes Kalah(5,5) empty-capture's first pass (layers 0..22)
+        // from 13.5-16.8 M nodes to 8.7-10.4 M, one thread 9.0 M (results/parallel.md,
+        // session 5).
+        const int r = search_pass(beta, pits, opts.use_follow && expect_high);
+        expect_high = r < beta;
         if (r >= beta)
             lower = r;
         else

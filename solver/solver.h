@@ -50,6 +50,10 @@ struct SolverOptions {
     // Parallel search only: ABDADA-style deferral of children another thread is busy
     // with (off: plain lazy SMP, about twice the nodes at T = 2; results/parallel.md).
     bool use_defer = true;
+    // Parallel search only: in a pass expected to fail high (the first one, and one after
+    // a pass that failed low), helpers search the root's first move with the calling
+    // thread instead of deferring it (off: they defer it like any busy child).
+    bool use_follow = true;
 };
 
 struct SolverStats {
