@@ -31,7 +31,8 @@ constexpr uint64_t kFreshBatch = 4096;
 // defers a node's first child (ABDADA's eldest brother); helpers defer it too, so they
 // do not follow the calling thread down its path in lockstep (Kalah(6,4) with layers
 // 0..26, two threads: 3.1 M -> 2.4 M nodes, 0.85 -> 0.73 s; results/parallel.md,
-// session 4). Only the order changes, never the result (a collision in the busy table
+// session 4), except at the root of a pass expected to fail high (Worker::follow_root,
+// session 5). Only the order changes, never the result (a collision in the busy table
 // only defers a move).
 constexpr int kBusyMinSeeds = 14;
 constexpr size_t kBusySize = size_t(1) << 16;
