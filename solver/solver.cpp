@@ -79,8 +79,11 @@ void run_team(int threads, F&& f) {
 // Per-thread search state.
 struct Worker {
     uint64_t nodes = 0;
-    uint64_t fresh = 0;   // TT slots this thread filled, not yet reported (parallel only)
-    uint64_t stores = 0;  // TT stores of this thread, not yet reported (parallel only)
+    // TT slots this thread filled, its stores and its costly evictions, not yet reported
+    // (parallel only; TranspositionTable::add_used).
+    uint64_t fresh = 0;
+    uint64_t stores = 0;
+    uint64_t costly = 0;
     int id = 0;  // 0: the calling thread; > 0: a helper of the parallel search
     // Parallel only: a root whose first child the helpers search too instead of deferring
     // it (the pass is expected to fail high: its root is then a cut node, and the other
@@ -134,6 +137,7 @@ struct Solver::Impl {
     std::atomic<int> state{0};
     std::atomic<uint64_t> fresh{0};   // TT slots filled during the current parallel pass
     std::atomic<uint64_t> stores{0};  // TT stores during the current parallel pass
+    std::atomic<uint64_t> costly{0};  // TT costly evictions during the current parallel pass
     // Busy positions of the parallel search: a hash (never 0) of the key, or 0 if free.
     std::unique_ptr<std::atomic<uint64_t>[]> busy;
 
@@ -218,13 +222,16 @@ int Solver::Impl::search(Worker& w, const Board& b, const TTKey& key, int alpha,
     auto probe = [this](const TTKey& k) { return Par ? tt.probe_shared(k) : tt.probe(k); };
     auto store = [this, &w](const TTKey& k, int lo_, int hi_, int mv, uint64_t n_) {
         if constexpr (Par) {
-            w.fresh += tt.store_shared(k, lo_, hi_, mv, n_);
+            const TranspositionTable::Outcome done = tt.store_shared(k, lo_, hi_, mv, n_);
+            w.fresh += done == TranspositionTable::kFilled;
+            w.costly += done == TranspositionTable::kEvictedCostly;
             if (++w.stores == kFreshBatch) {
                 // Every few thousand stores, ask whether the table should grow.
                 const uint64_t f = fresh.fetch_add(w.fresh, std::memory_order_relaxed) + w.fresh;
                 const uint64_t st = stores.fetch_add(w.stores, std::memory_order_relaxed) + w.stores;
-                w.fresh = w.stores = 0;
-                if (tt.needs_growth(f, st)) {
+                const uint64_t co = costly.fetch_add(w.costly, std::memory_order_relaxed) + w.costly;
+                w.fresh = w.stores = w.costly = 0;
+                if (tt.needs_growth(f, st, co)) {
                     int expected = 0;
                     state.compare_exchange_strong(expected, 2);
                 }
@@ -406,8 +413,9 @@ int Solver::Impl::search_pass(int beta, const Board& pits, bool expect_high) {
         state.store(0);
         fresh.store(0);
         stores.store(0);
+        costly.store(0);
         int result = 0;
-        std::atomic<uint64_t> total{0}, unreported{0}, unreported_stores{0};
+        std::atomic<uint64_t> total{0}, unreported{0}, unreported_stores{0}, unreported_costly{0};
         run_team(threads, [&](int id) {
             Worker w;
             w.id = id;
@@ -420,9 +428,11 @@ int Solver::Impl::search_pass(int beta, const Board& pits, bool expect_high) {
             total.fetch_add(w.nodes);
             unreported.fetch_add(w.fresh);
             unreported_stores.fetch_add(w.stores);
+            unreported_costly.fetch_add(w.costly);
         });
         nodes += total;
-        if (tt.add_used(fresh.load() + unreported, stores.load() + unreported_stores))
+        if (tt.add_used(fresh.load() + unreported, stores.load() + unreported_stores,
+                        costly.load() + unreported_costly))
             tt.grow(threads);
         if (state.load() == 1) return result;
         // state 2: stopped to grow the table; everything stored so far is kept.

@@ -75,6 +75,7 @@ void TranspositionTable::clear() {
     buckets_ = 0;
     used_ = 0;
     stores_ = 0;
+    costly_ = 0;
 }
 
 void TranspositionTable::grow(int threads) {
@@ -120,6 +121,7 @@ void TranspositionTable::resize(size_t buckets, int touch_threads) {
     table_ = static_cast<Bucket*>(memory_.data());
     buckets_ = buckets;
     used_ = 0;
+    costly_ = 0;
     for (size_t i = 0; i < old_buckets; ++i)
         for (const Entry& e : old[i].e)
             if (e.w1 & kUsed) insert(e);
@@ -159,7 +161,7 @@ TTProbe TranspositionTable::probe(const TTKey& k) const {
     return find(*bucket_of(k), k);
 }
 
-bool TranspositionTable::update(Bucket& b, const TTKey& k, int lower, int upper, int move,
+TranspositionTable::Outcome TranspositionTable::update(Bucket& b, const TTKey& k, int lower, int upper, int move,
                                 int lognodes) {
     Entry* victim = nullptr;
     for (Entry& e : b.e) {
@@ -170,23 +172,27 @@ bool TranspositionTable::update(Bucket& b, const TTKey& k, int lower, int upper,
             lognodes = std::max(lognodes, lognodes_of(e.w1));
             assert(lower <= upper);
             e.w1 = pack(k, lower, upper, move, lognodes);
-            return false;
+            return kMerged;
         }
         if (!victim || (victim->w1 & kUsed && (!(e.w1 & kUsed) ||
                                                lognodes_of(e.w1) < lognodes_of(victim->w1))))
             victim = &e;
     }
-    const bool fresh = !(victim->w1 & kUsed);
+    const Outcome done = !(victim->w1 & kUsed)                    ? kFilled
+                         : lognodes_of(victim->w1) >= kCostlyLog2 ? kEvictedCostly
+                                                                  : kEvicted;
     victim->w0 = k.lo;
     victim->w1 = pack(k, lower, upper, move, lognodes);
-    return fresh;
+    return done;
 }
 
 void TranspositionTable::store(const TTKey& k, int lower, int upper, int move, uint64_t nodes) {
     if (!buckets_) return;
-    if (update(*bucket_of(k), k, lower, upper, move, log2_nodes(nodes))) ++used_;
+    const Outcome done = update(*bucket_of(k), k, lower, upper, move, log2_nodes(nodes));
+    used_ += done == kFilled;
+    costly_ += done == kEvictedCostly;
     ++stores_;
-    if (needs_growth(0, 0)) resize(buckets_ * 4);
+    if (needs_growth(0, 0, 0)) resize(buckets_ * 4);
 }
 
 uint64_t TranspositionTable::lock(Bucket* b) const {
@@ -246,9 +252,9 @@ TTProbe TranspositionTable::probe_shared(const TTKey& k) const {
     return find(copy, k);
 }
 
-bool TranspositionTable::store_shared(const TTKey& k, int lower, int upper, int move,
+TranspositionTable::Outcome TranspositionTable::store_shared(const TTKey& k, int lower, int upper, int move,
                                       uint64_t nodes) {
-    if (!buckets_) return false;
+    if (!buckets_) return kMerged;
     Bucket* b = bucket_of(k);
     Bucket copy;
     const uint64_t w = lock(b);
@@ -262,7 +268,7 @@ bool TranspositionTable::store_shared(const TTKey& k, int lower, int upper, int 
         copy.e[i].w1 = i == 0 ? w : load_relaxed(b->e[i].w1);
         version |= uint32_t((copy.e[i].w1 & kVersionMask) >> kVersionShift) << (6 * i);
     }
-    const bool fresh = update(copy, k, lower, upper, move, log2_nodes(nodes));
+    const Outcome done = update(copy, k, lower, upper, move, log2_nodes(nodes));
     version = (version + 1) & 0xffffff;
     for (int i = 0; i < 4; ++i)
         copy.e[i].w1 = (copy.e[i].w1 & ~kVersionMask & ~kLock) |
@@ -273,7 +279,7 @@ bool TranspositionTable::store_shared(const TTKey& k, int lower, int upper, int 
     }
     // Unlock and publish the new version in one release store.
     std::atomic_ref<uint64_t>(b->e[0].w1).store(copy.e[0].w1, std::memory_order_release);
-    return fresh;
+    return done;
 }
 
 }  // namespace kalah

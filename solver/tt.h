@@ -50,8 +50,9 @@ struct TTProbe {
 //
 // Memory: the table starts small (sized by reserve()) and grows fourfold, rehashing,
 // when three quarters of its entries are in use and the search has stored at least half
-// as many entries as the grown table will hold (needs_growth()), up to the byte budget;
-// pages come zeroed from the OS (mmap, transparent huge pages requested), so nothing is
+// as many entries as the grown table will hold, and, for a growth past kCheapBytes, when
+// it has been evicting costly results (needs_growth()), up to the byte budget; pages
+// come zeroed from the OS (mmap, transparent huge pages requested), so nothing is
 // touched before it is used and a query on a small board stays fast.
 //
 // Concurrent use (issue 5): probe()/store() are for one thread at a time (no atomics: the
@@ -86,23 +87,42 @@ public:
     // table never grows during the search: for long parallel searches, where every
     // growth stops the team (results/parallel.md, session 4).
     void reserve_budget();
-    // For parallel searches: store_shared() filled `fresh` empty slots in `stores` calls
-    // (it counts neither); records them and tells whether the table should now grow.
-    bool add_used(uint64_t fresh, uint64_t stores) {
+    // What a store did to its bucket (store_shared()'s result; add_used() counts them).
+    enum Outcome { kMerged = 0, kFilled = 1, kEvicted = 2, kEvictedCostly = 3 };
+    // For parallel searches: store_shared() filled `fresh` empty slots and evicted
+    // `costly` costly entries in `stores` calls (it counts none of them); records them
+    // and tells whether the table should now grow.
+    bool add_used(uint64_t fresh, uint64_t stores, uint64_t costly) {
         used_ += fresh;
         stores_ += stores;
-        return needs_growth(0, 0);
+        costly_ += costly;
+        return needs_growth(0, 0, 0);
     }
-    // Would the table want to grow with `more` entries in use and `more_stores` stores
-    // beyond what it has counted? Growth policy: the table is over three quarters full,
-    // the budget allows four times the size, and the stores since clear() are at least
-    // half the grown table's entries. The last condition keeps short searches in a
-    // small table: fresh memory is expensive to touch the first time (on this machine
-    // ~1-2 s per GiB, results/solver.md), more than a short search loses to replacement.
-    bool needs_growth(uint64_t more, uint64_t more_stores) const {
+    // Would the table want to grow with `more` entries in use, `more_stores` stores and
+    // `more_costly` costly evictions beyond what it has counted? Growth policy:
+    // - the table is over three quarters full and the budget allows four times the size;
+    // - the stores since clear() are at least half the grown table's entries: short
+    //   searches stay in a small table, since fresh memory is expensive to touch the first
+    //   time (on this machine up to 2.4 s a GiB, results/solver.md), more than a short
+    //   search loses to replacement;
+    // - a growth past kCheapBytes needs evidence that the table is too small: since its
+    //   last resize, evictions of entries whose subtree had at least 2^kCostlyLog2 nodes
+    //   number at least 1/kCostlyShare of its entries. Replacement keeps the largest
+    //   subtrees, so a table that only evicts small ones loses little, while the larger
+    //   table costs its first touches and more cache misses (a random read 16 ns in 4 MiB,
+    //   149 ns in 64 MiB). Kalah(6,4) with layers 0..26 evicted 1/218 of its 16 MiB
+    //   table's entries in all and then searched the same nodes in 16 MiB as in 64 MiB,
+    //   in ~15% less time (results/solver.md, session 6); Kalah(5,4) standard without a
+    //   database still grows to 64 MiB at the same moment (same nodes).
+    static constexpr size_t kCheapBytes = size_t(16) << 20;
+    static constexpr int kCostlyLog2 = 4;
+    static constexpr uint64_t kCostlyShare = 128;
+    bool needs_growth(uint64_t more, uint64_t more_stores, uint64_t more_costly) const {
         const uint64_t entries = buckets_ * 4;
         return (used_ + more) * 4 > entries * 3 && buckets_ * 4 * sizeof(Bucket) <= max_bytes_ &&
-               (stores_ + more_stores) * 2 >= entries * 4;
+               (stores_ + more_stores) * 2 >= entries * 4 &&
+               (buckets_ * 4 * sizeof(Bucket) <= kCheapBytes ||
+                (costly_ + more_costly) * kCostlyShare >= entries);
     }
     // Fourfold, rehashing (no concurrent calls). For a parallel search (threads > 1)
     // whose table is already kJumpBytes or more: the whole budget at once, its fresh pages
@@ -122,8 +142,8 @@ public:
     // Records lower <= v <= upper (use -127 / 127 for "no bound") and the best pit (-1:
     // none) for k, after a search of `nodes` nodes.
     void store(const TTKey& k, int lower, int upper, int move, uint64_t nodes);
-    // Returns true if it filled an empty slot (for add_used()).
-    bool store_shared(const TTKey& k, int lower, int upper, int move, uint64_t nodes);
+    // Returns what it did (for add_used()).
+    Outcome store_shared(const TTKey& k, int lower, int upper, int move, uint64_t nodes);
 
     size_t bytes() const { return buckets_ * sizeof(Bucket); }
     size_t max_bytes() const { return max_bytes_; }
@@ -158,14 +178,15 @@ private:
     void resize(size_t buckets, int touch_threads = 1);
     void insert(const Entry& e);      // places a whole entry (rehash)
     static TTProbe find(const Bucket& b, const TTKey& k);  // k's entry in b, if any
-    // Merges or places k's entry in b (no growth); true if it filled an empty slot.
-    static bool update(Bucket& b, const TTKey& k, int lower, int upper, int move, int lognodes);
+    // Merges or places k's entry in b (no growth).
+    static Outcome update(Bucket& b, const TTKey& k, int lower, int upper, int move, int lognodes);
     uint64_t lock(Bucket* b) const;   // spins until locked; returns entry 0's word 1
 
     size_t max_bytes_;
     size_t buckets_ = 0;
     uint64_t used_ = 0;        // entries in use
     uint64_t stores_ = 0;      // stores since clear() (growth policy)
+    uint64_t costly_ = 0;      // costly evictions since the last resize (growth policy)
     HugePages memory_;         // the table's pages
     Bucket* table_ = nullptr;  // memory_.data()
 };

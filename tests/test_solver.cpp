@@ -100,6 +100,37 @@ TEST_SUITE("solver") {
         CHECK(tt.bytes() == tt.max_bytes());
     }
 
+    TEST_CASE("TT grows past kCheapBytes only once it evicts costly entries") {
+        using TT = kalah::TranspositionTable;
+        TT tt(TT::kCheapBytes * 4);
+        tt.reserve(100);
+        auto key = [](uint64_t i) {
+            kalah::TTKey k;
+            k.lo = i * 0x9e3779b97f4a7c15ull;  // distinct keys for distinct i
+            k.hi = uint32_t(i >> 40);
+            return k;
+        };
+        const uint64_t cheap_entries = TT::kCheapBytes / 16;  // 16-byte entries
+        uint64_t i = 0;
+        // Stores of small subtrees: the table grows by the store count alone up to
+        // kCheapBytes, then stays there however many it gets.
+        for (; i < 4 * cheap_entries; ++i) tt.store(key(i), -1, 1, 0, 3);
+        CHECK(tt.bytes() == TT::kCheapBytes);
+        // Stores of large subtrees: once they evict each other, the table grows.
+        const uint64_t costly_from = i;
+        for (; i < costly_from + 2 * cheap_entries && tt.bytes() == TT::kCheapBytes; ++i)
+            tt.store(key(i), -3, 5, 2, uint64_t(1) << (TT::kCostlyLog2 + 2));
+        CHECK(tt.bytes() == TT::kCheapBytes * 4);
+        // The growth kept the costly entries it had: the last ones stored are all there.
+        for (uint64_t j = i - 1000; j < i; ++j) {
+            const kalah::TTProbe p = tt.probe(key(j));
+            REQUIRE(p.found);
+            CHECK(p.lower == -3);
+            CHECK(p.upper == 5);
+            CHECK(p.move == 2);
+        }
+    }
+
     TEST_CASE("solve agrees with brute force on small boards, both rules") {
         for (Rule rule : {Rule::Standard, Rule::EmptyCapture}) {
             for (int m = 1; m <= 4; ++m) {
