@@ -16,9 +16,10 @@ namespace po = boost::program_options;
 
 const char* kTTHelp =
     "transposition table size in MiB (default 1024: 16 bytes an entry, 64 M entries). It is "
-    "the memory the search may use, allocated as the table fills (fourfold steps; with "
-    "several threads, all of it once the table passes 64 MiB; from the start for whole "
-    "games of 44 or more seeds above the database), so small problems stay small. "
+    "the memory the search may use, allocated as the table fills (fourfold steps, past "
+    "16 MiB only while it keeps evicting results of large subtrees; all of it from the "
+    "start for whole games of 44 or more seeds above the database), so small problems "
+    "stay small. "
     "Kalah(6,4) without a database needs no more: a 4096 MiB table "
     "searched 2% fewer nodes but took longer (results/solver.md); raise it for Kalah(6,5) "
     "and larger";

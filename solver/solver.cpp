@@ -43,12 +43,11 @@ constexpr size_t kBusySize = size_t(1) << 16;
 // standard 148.6 M -> 137.3 M nodes, empty-capture 111.9 M -> 101.3 M and, alternating
 // runs of both, 38.8-45.6 s -> 33.9-36.4 s (results/solver.md, session 4). Kalah(5,4)
 // (40 seeds, under 6 M nodes) and the bench positions (at most 42 seeds) keep growing.
-// Smaller parallel searches grow too, and once past TranspositionTable::kJumpBytes
-// jump to the whole budget (TranspositionTable::grow): each growth stops the team and
-// restarts the pass. Session 4 presized every parallel search of 24 or more seeds above
-// the database instead, which made small ones slow: Kalah(4,3) (24 seeds, 23 k nodes)
-// took 1.3 s on two threads, touching the pages of a 1 GiB table (results/parallel.md,
-// session 5).
+// Smaller parallel searches grow too (TranspositionTable::grow; each growth stops the
+// team and restarts the pass). Session 4 presized every parallel search of 24 or more
+// seeds above the database instead, which made small ones slow: Kalah(4,3) (24 seeds,
+// 23 k nodes) took 1.3 s on two threads, touching the pages of a 1 GiB table
+// (results/parallel.md, session 5).
 constexpr int kPresizeSeeds = 44;
 
 inline uint64_t mix64(uint64_t h) {

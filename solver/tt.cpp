@@ -79,10 +79,7 @@ void TranspositionTable::clear() {
 }
 
 void TranspositionTable::grow(int threads) {
-    if (threads > 1 && bytes() >= kJumpBytes)
-        resize(budget_buckets(), threads);
-    else
-        resize(buckets_ * 4);
+    resize(buckets_ * 4, threads > 1 && bytes() >= kTouchBytes ? threads : 1);
 }
 
 void TranspositionTable::resize(size_t buckets, int touch_threads) {

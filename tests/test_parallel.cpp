@@ -112,7 +112,7 @@ TEST_SUITE("parallel") {
         CHECK(Solver(6, Rule::EmptyCapture, with_threads(4)).value(Board::start(6, 2)) == 10);
     }
 
-    TEST_CASE("a small parallel search keeps a small table; a large one jumps to the budget") {
+    TEST_CASE("a small parallel search keeps a small table; growth is fourfold at any thread count") {
         // Kalah(4,3): 24 seeds, about 20 k nodes. With the default 1 GiB budget on two
         // threads its table grows as it fills. (Session 4 gave every parallel search of 24
         // or more seeds the whole budget at once: the search then touched pages all over
@@ -122,16 +122,16 @@ TEST_SUITE("parallel") {
         Solver par(4, Rule::Standard, o);
         CHECK(par.value(Board::start(4, 3)) == Solver(4, Rule::Standard).value(Board::start(4, 3)));
         CHECK(par.stats().tt_bytes > 0);
-        CHECK(par.stats().tt_bytes < kalah::TranspositionTable::kJumpBytes);
+        CHECK(par.stats().tt_bytes < kalah::TranspositionTable::kTouchBytes);
 
-        // Growth of a table of kJumpBytes or more: fourfold for one thread, the whole
-        // budget for several (its pages touched by them), contents kept either way.
+        // Growth of a table of kTouchBytes or more: fourfold for one thread and for
+        // several (whose threads touch the new pages first), contents kept either way.
         for (int threads : {1, 2}) {
             CAPTURE(threads);
-            kalah::TranspositionTable tt(kalah::TranspositionTable::kJumpBytes * 8);
+            kalah::TranspositionTable tt(kalah::TranspositionTable::kTouchBytes * 16);
             tt.reserve(100);
-            while (tt.bytes() < kalah::TranspositionTable::kJumpBytes) tt.grow(threads);
-            CHECK(tt.bytes() == kalah::TranspositionTable::kJumpBytes);
+            while (tt.bytes() < kalah::TranspositionTable::kTouchBytes) tt.grow(threads);
+            CHECK(tt.bytes() == kalah::TranspositionTable::kTouchBytes);
             std::vector<kalah::TTKey> keys;
             for (int i = 0; i < 5000; ++i) {
                 int a[6] = {i % 40, (i / 40) % 50, 2 + i / 2000, 1, 1, 1}, n[6] = {1, 3, 1, 1, 1, 1};
@@ -139,11 +139,10 @@ TEST_SUITE("parallel") {
                 tt.store(keys.back(), -(i % 7), i % 5, i % 6, 1 + i);
             }
             tt.grow(threads);
-            CHECK(tt.bytes() == (threads == 1 ? kalah::TranspositionTable::kJumpBytes * 4
-                                              : tt.max_bytes()));
+            CHECK(tt.bytes() == kalah::TranspositionTable::kTouchBytes * 4);
             for (size_t i = 0; i < keys.size(); ++i) {
                 const auto p = tt.probe(keys[i]);
-                REQUIRE(p.found);  // 5000 keys in 1 M buckets: none was evicted
+                REQUIRE(p.found);  // 5000 keys in 4 M buckets: none was evicted
                 CHECK(p.lower == -int(i % 7));
                 CHECK(p.upper == int(i % 5));
                 CHECK(p.move == int(i % 6));
