@@ -228,7 +228,8 @@ int Solver::Impl::search(Worker& w, const Board& b, const TTKey& key, int alpha,
                 // Every few thousand stores, ask whether the table should grow.
                 const uint64_t f = fresh.fetch_add(w.fresh, std::memory_order_relaxed) + w.fresh;
                 const uint64_t st = stores.fetch_add(w.stores, std::memory_order_relaxed) + w.stores;
-                const uint64_t co = costly.fetch_add(w.costly, std::memory_order_relaxed) + w.costly;
+                const uint64_t co =
+                    costly.fetch_add(w.costly, std::memory_order_relaxed) + w.costly;
                 w.fresh = w.stores = w.costly = 0;
                 if (tt.needs_growth(f, st, co)) {
                     int expected = 0;
@@ -414,7 +415,8 @@ int Solver::Impl::search_pass(int beta, const Board& pits, bool expect_high) {
         stores.store(0);
         costly.store(0);
         int result = 0;
-        std::atomic<uint64_t> total{0}, unreported{0}, unreported_stores{0}, unreported_costly{0};
+        std::atomic<uint64_t> total{0}, unreported{0}, unreported_stores{0},
+            unreported_costly{0};
         run_team(threads, [&](int id) {
             Worker w;
             w.id = id;

@@ -158,8 +158,8 @@ TTProbe TranspositionTable::probe(const TTKey& k) const {
     return find(*bucket_of(k), k);
 }
 
-TranspositionTable::Outcome TranspositionTable::update(Bucket& b, const TTKey& k, int lower, int upper, int move,
-                                int lognodes) {
+TranspositionTable::Outcome TranspositionTable::update(Bucket& b, const TTKey& k, int lower,
+                                                       int upper, int move, int lognodes) {
     Entry* victim = nullptr;
     for (Entry& e : b.e) {
         if (matches(e.w0, e.w1, k)) {
@@ -249,8 +249,9 @@ TTProbe TranspositionTable::probe_shared(const TTKey& k) const {
     return find(copy, k);
 }
 
-TranspositionTable::Outcome TranspositionTable::store_shared(const TTKey& k, int lower, int upper, int move,
-                                      uint64_t nodes) {
+TranspositionTable::Outcome TranspositionTable::store_shared(const TTKey& k, int lower,
+                                                             int upper, int move,
+                                                             uint64_t nodes) {
     if (!buckets_) return kMerged;
     Bucket* b = bucket_of(k);
     Bucket copy;

@@ -112,7 +112,7 @@ TEST_SUITE("parallel") {
         CHECK(Solver(6, Rule::EmptyCapture, with_threads(4)).value(Board::start(6, 2)) == 10);
     }
 
-    TEST_CASE("a small parallel search keeps a small table; growth is fourfold at any thread count") {
+    TEST_CASE("a small parallel search keeps a small table; growth is fourfold for any threads") {
         // Kalah(4,3): 24 seeds, about 20 k nodes. With the default 1 GiB budget on two
         // threads its table grows as it fills. (Session 4 gave every parallel search of 24
         // or more seeds the whole budget at once: the search then touched pages all over
