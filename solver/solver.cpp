@@ -50,13 +50,6 @@ constexpr size_t kBusySize = size_t(1) << 16;
 // (results/parallel.md, session 5).
 constexpr int kPresizeSeeds = 44;
 
-inline uint64_t mix64(uint64_t h) {
-    h ^= h >> 33;
-    h *= 0xff51afd7ed558ccdull;
-    h ^= h >> 33;
-    return h;
-}
-
 // Runs f(0), .., f(threads - 1) at once, f(0) on the calling thread: an OpenMP parallel
 // region. Under ThreadSanitizer plain std::threads instead: GCC's libgomp is not built
 // with TSan, which therefore cannot see the ordering its fork and barrier provide and
@@ -140,9 +133,7 @@ struct Solver::Impl {
     // Busy positions of the parallel search: a hash (never 0) of the key, or 0 if free.
     std::unique_ptr<std::atomic<uint64_t>[]> busy;
 
-    static uint64_t busy_hash(const TTKey& k) {
-        return mix64(k.lo ^ (uint64_t(k.hi) * 0x9e3779b97f4a7c15ull)) | 1;
-    }
+    static uint64_t busy_hash(const TTKey& k) { return k.hash | 1; }
     std::atomic<uint64_t>& busy_slot(uint64_t h) { return busy[(h >> 1) & (kBusySize - 1)]; }
     bool is_busy(const TTKey& k) {
         const uint64_t h = busy_hash(k);

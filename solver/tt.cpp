@@ -38,6 +38,25 @@ inline bool matches(const uint64_t w0, const uint64_t w1, const TTKey& k) {
 
 }  // namespace
 
+namespace {
+uint64_t mix(uint64_t h) {
+    h ^= h >> 33;
+    h *= 0xff51afd7ed558ccdull;
+    h ^= h >> 33;
+    h *= 0xc4ceb9fe1a85ec53ull;
+    h ^= h >> 33;
+    return h;
+}
+}  // namespace
+
+TTKey TTKey::from_parts(uint64_t lo, uint32_t hi) {
+    TTKey k;
+    k.lo = lo;
+    k.hi = hi;
+    k.hash = mix(lo ^ mix(hi + 0x9e3779b97f4a7c15ull));
+    return k;
+}
+
 TTKey TTKey::of(const Board& b) {
     const Cells c = b.pits_key();
     const int m = b.pits();
@@ -45,10 +64,7 @@ TTKey TTKey::of(const Board& b) {
     // Byte m (the mover's store) is zero in pits_key, so shifting down by one byte moves
     // the opponent's pits to bytes m..2m-1 and the (zero) opponent's store to byte 2m.
     const Cells packed = (c & own_mask) | ((c >> 8) & ~own_mask);
-    TTKey k;
-    k.lo = static_cast<uint64_t>(packed);
-    k.hi = static_cast<uint32_t>(packed >> 64);
-    return k;
+    return from_parts(static_cast<uint64_t>(packed), static_cast<uint32_t>(packed >> 64));
 }
 
 TranspositionTable::TranspositionTable(size_t max_bytes) : max_bytes_(max_bytes) {}
@@ -125,10 +141,7 @@ void TranspositionTable::resize(size_t buckets, int touch_threads) {
 }
 
 void TranspositionTable::insert(const Entry& e) {
-    TTKey k;
-    k.lo = e.w0;
-    k.hi = uint32_t(e.w1);
-    Bucket* b = bucket_of(k);
+    Bucket* b = bucket_of(TTKey::from_parts(e.w0, uint32_t(e.w1)));
     Entry* victim = nullptr;
     for (Entry& x : b->e)
         if (!victim || (victim->w1 & kUsed && (!(x.w1 & kUsed) ||

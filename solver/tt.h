@@ -14,10 +14,17 @@ namespace kalah {
 // one byte each, the mover's pits P0..Pm-1 in bytes 0..m-1 and the opponent's Q0..Qm-1 in
 // bytes m..2m-1 (the store byte of Board::cells removed). 2m <= 12 bytes: `lo` holds bytes
 // 0..7, `hi` bytes 8..11. Two different positions of the same m never share a key.
+// `hash` mixes lo and hi once for the key's bucket (and the parallel search's busy
+// table): a search probes, prefetches and stores a key several times, and mixing it anew
+// each time was 15% of the instructions (callgrind, Kalah(6,3), results/solver.md,
+// session 6). Build keys with of() or from_parts(), never field by field. No member
+// initializers: a node's expansion holds a dozen keys it fills before use.
 struct TTKey {
-    uint64_t lo = 0;
-    uint32_t hi = 0;
-    static TTKey of(const Board& b);  // b's pits (stores ignored)
+    uint64_t lo;
+    uint32_t hi;
+    uint64_t hash;
+    static TTKey of(const Board& b);                      // b's pits (stores ignored)
+    static TTKey from_parts(uint64_t lo, uint32_t hi);   // the key of those bytes
 };
 
 // What a probe found. Bounds are on the exact pit value v (mover's view):
@@ -161,17 +168,8 @@ private:
     };
     // Inline: called for every probe, store and prefetch (it was 7% of a profile as a call).
     Bucket* bucket_of(const TTKey& k) const {
-        uint64_t h = k.lo ^ mix(k.hi + 0x9e3779b97f4a7c15ull);
-        h = mix(h);
-        return &table_[static_cast<uint64_t>((static_cast<unsigned __int128>(h) * buckets_) >> 64)];
-    }
-    static uint64_t mix(uint64_t h) {
-        h ^= h >> 33;
-        h *= 0xff51afd7ed558ccdull;
-        h ^= h >> 33;
-        h *= 0xc4ceb9fe1a85ec53ull;
-        h ^= h >> 33;
-        return h;
+        return &table_[static_cast<uint64_t>((static_cast<unsigned __int128>(k.hash) * buckets_) >>
+                                             64)];
     }
     // Buckets the byte budget allows (at least one).
     size_t budget_buckets() const { return std::max<size_t>(max_bytes_ / sizeof(Bucket), 1); }

@@ -53,9 +53,9 @@ TEST_SUITE("parallel") {
         auto hammer = [&](int id) {
             std::mt19937_64 rng(1234 + id);
             for (int i = 0; i < 200000; ++i) {
-                kalah::TTKey k;
-                k.lo = rng() % 5000 * 0x0101010101ull;
-                k.hi = uint32_t(k.lo >> 3) & 0x7f7f7f7f;
+                const uint64_t raw = rng() % 5000 * 0x0101010101ull;
+                const kalah::TTKey k =
+                    kalah::TTKey::from_parts(raw, uint32_t(raw >> 3) & 0x7f7f7f7f);
                 const int v = truth(k);
                 if (rng() % 2) {
                     const int lo = std::max(-127, v - int(rng() % 40));

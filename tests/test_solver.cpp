@@ -105,10 +105,8 @@ TEST_SUITE("solver") {
         TT tt(TT::kCheapBytes * 4);
         tt.reserve(100);
         auto key = [](uint64_t i) {
-            kalah::TTKey k;
-            k.lo = i * 0x9e3779b97f4a7c15ull;  // distinct keys for distinct i
-            k.hi = uint32_t(i >> 40);
-            return k;
+            // Distinct keys for distinct i.
+            return kalah::TTKey::from_parts(i * 0x9e3779b97f4a7c15ull, uint32_t(i >> 40));
         };
         const uint64_t cheap_entries = TT::kCheapBytes / 16;  // 16-byte entries
         uint64_t i = 0;
