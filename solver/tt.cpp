@@ -36,10 +36,8 @@ inline bool matches(const uint64_t w0, const uint64_t w1, const TTKey& k) {
     return (w1 & kUsed) && w0 == k.lo && uint32_t(w1) == k.hi;
 }
 
-}  // namespace
-
-namespace {
-uint64_t mix(uint64_t h) {
+// A key's bucket hash (two rounds of multiply-xorshift).
+inline uint64_t mix(uint64_t h) {
     h ^= h >> 33;
     h *= 0xff51afd7ed558ccdull;
     h ^= h >> 33;
@@ -47,6 +45,7 @@ uint64_t mix(uint64_t h) {
     h ^= h >> 33;
     return h;
 }
+
 }  // namespace
 
 TTKey TTKey::from_parts(uint64_t lo, uint32_t hi) {
