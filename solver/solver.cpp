@@ -72,7 +72,7 @@ void run_team(int threads, F&& f) {
 struct Worker {
     uint64_t nodes = 0;
     // TT slots this thread filled, its stores and its costly evictions, not yet reported
-    // (parallel only; TranspositionTable::add_used).
+    // (parallel only; Solver::Impl::report_table_counts).
     uint64_t fresh = 0;
     uint64_t stores = 0;
     uint64_t costly = 0;
@@ -135,6 +135,15 @@ struct Solver::Impl {
 
     static uint64_t busy_hash(const TTKey& k) { return k.hash | 1; }
     std::atomic<uint64_t>& busy_slot(uint64_t h) { return busy[(h >> 1) & (kBusySize - 1)]; }
+    // Adds a worker's unreported TT counts to the pass's totals and clears them; tells
+    // whether the table should now grow (the team stops for it).
+    bool report_table_counts(Worker& w) {
+        const uint64_t f = fresh.fetch_add(w.fresh, std::memory_order_relaxed) + w.fresh;
+        const uint64_t st = stores.fetch_add(w.stores, std::memory_order_relaxed) + w.stores;
+        const uint64_t co = costly.fetch_add(w.costly, std::memory_order_relaxed) + w.costly;
+        w.fresh = w.stores = w.costly = 0;
+        return tt.needs_growth(f, st, co);
+    }
     bool is_busy(const TTKey& k) {
         const uint64_t h = busy_hash(k);
         return busy_slot(h).load(std::memory_order_relaxed) == h;
@@ -215,17 +224,10 @@ int Solver::Impl::search(Worker& w, const Board& b, const TTKey& key, int alpha,
             const TranspositionTable::Outcome done = tt.store_shared(k, lo_, hi_, mv, n_);
             w.fresh += done == TranspositionTable::kFilled;
             w.costly += done == TranspositionTable::kEvictedCostly;
-            if (++w.stores == kFreshBatch) {
-                // Every few thousand stores, ask whether the table should grow.
-                const uint64_t f = fresh.fetch_add(w.fresh, std::memory_order_relaxed) + w.fresh;
-                const uint64_t st = stores.fetch_add(w.stores, std::memory_order_relaxed) + w.stores;
-                const uint64_t co =
-                    costly.fetch_add(w.costly, std::memory_order_relaxed) + w.costly;
-                w.fresh = w.stores = w.costly = 0;
-                if (tt.needs_growth(f, st, co)) {
-                    int expected = 0;
-                    state.compare_exchange_strong(expected, 2);
-                }
+            // Every few thousand stores, ask whether the table should grow.
+            if (++w.stores == kFreshBatch && report_table_counts(w)) {
+                int expected = 0;
+                state.compare_exchange_strong(expected, 2);
             }
         } else
             tt.store(k, lo_, hi_, mv, n_);
@@ -406,8 +408,7 @@ int Solver::Impl::search_pass(int beta, const Board& pits, bool expect_high) {
         stores.store(0);
         costly.store(0);
         int result = 0;
-        std::atomic<uint64_t> total{0}, unreported{0}, unreported_stores{0},
-            unreported_costly{0};
+        std::atomic<uint64_t> total{0};
         run_team(threads, [&](int id) {
             Worker w;
             w.id = id;
@@ -418,14 +419,10 @@ int Solver::Impl::search_pass(int beta, const Board& pits, bool expect_high) {
             int expected = 0;
             if (state.compare_exchange_strong(expected, 1)) result = r;
             total.fetch_add(w.nodes);
-            unreported.fetch_add(w.fresh);
-            unreported_stores.fetch_add(w.stores);
-            unreported_costly.fetch_add(w.costly);
+            report_table_counts(w);
         });
         nodes += total;
-        if (tt.add_used(fresh.load() + unreported, stores.load() + unreported_stores,
-                        costly.load() + unreported_costly))
-            tt.grow(threads);
+        if (tt.add_used(fresh.load(), stores.load(), costly.load())) tt.grow(threads);
         if (state.load() == 1) return result;
         // state 2: stopped to grow the table; everything stored so far is kept.
     }
