@@ -308,20 +308,26 @@ int Solver::Impl::search(Worker& w, const Board& b, const TTKey& key, int alpha,
         }
     }
 
-    // Announce this node as busy (parallel search only; released on every return).
+    // Announce this node as busy (parallel search only; released on every return). A
+    // mark is only a hint, so it is taken and released with plain loads and stores, not
+    // a compare-and-swap: two threads that race for a slot at worst lose a mark, which
+    // only changes an order. (A locked instruction at every node of 14 or more seeds
+    // would also wait for the stores before it to drain.)
     struct BusyMark {
         std::atomic<uint64_t>* slot = nullptr;
         uint64_t h = 0;
         ~BusyMark() {
-            if (slot) slot->store(0, std::memory_order_relaxed);
+            if (slot && slot->load(std::memory_order_relaxed) == h)
+                slot->store(0, std::memory_order_relaxed);
         }
     } mark;
     const bool defer = Par && s >= kBusyMinSeeds && opts.use_defer;
     if (defer) {
         const uint64_t h = busy_hash(key);
-        uint64_t expected = 0;
-        if (busy_slot(h).compare_exchange_strong(expected, h, std::memory_order_relaxed))
+        if (busy_slot(h).load(std::memory_order_relaxed) == 0) {
+            busy_slot(h).store(h, std::memory_order_relaxed);
             mark.slot = &busy_slot(h), mark.h = h;
+        }
     }
     int deferred[kMaxPits];
     int nd = 0;

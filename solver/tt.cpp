@@ -9,6 +9,10 @@
 #include <utility>
 #include <vector>
 
+#if defined(__x86_64__)
+#include <emmintrin.h>
+#endif
+
 namespace kalah {
 namespace {
 
@@ -46,6 +50,40 @@ inline uint64_t mix(uint64_t h) {
     return h;
 }
 
+// One entry as a single aligned 16-byte move each way (atomic on processors with AVX; see
+// "Concurrent use" in tt.h). asm volatile: the compiler may neither split the move nor
+// repeat or drop it.
+#if defined(__x86_64__)
+inline __m128i load_entry(const void* p) {
+    __m128i v;
+    asm volatile("movdqa %1, %0" : "=x"(v) : "m"(*static_cast<const __m128i*>(p)));
+    return v;
+}
+inline uint64_t word0(__m128i v) { return uint64_t(_mm_cvtsi128_si64(v)); }
+inline uint64_t word1(__m128i v) { return uint64_t(_mm_cvtsi128_si64(_mm_unpackhi_epi64(v, v))); }
+inline void load_entry(const void* p, uint64_t& w0, uint64_t& w1) {
+    const __m128i v = load_entry(p);
+    w0 = word0(v);
+    w1 = word1(v);
+}
+inline void store_entry(void* p, uint64_t w0, uint64_t w1) {
+    const __m128i v = _mm_set_epi64x(int64_t(w1), int64_t(w0));
+    asm volatile("movdqa %1, %0" : "=m"(*static_cast<__m128i*>(p)) : "x"(v));
+}
+#else
+// Never called: TranspositionTable::atomic16_supported() is false here.
+inline void load_entry(const void*, uint64_t& w0, uint64_t& w1) { w0 = w1 = 0; }
+inline void store_entry(void*, uint64_t, uint64_t) {}
+#endif
+
+bool use_atomic16(TranspositionTable::Sharing sharing) {
+    using Sharing = TranspositionTable::Sharing;
+#if defined(__SANITIZE_THREAD__)
+    if (sharing == Sharing::kAuto) return false;  // TSan checks the seqlock, not SSE moves
+#endif
+    return sharing != Sharing::kSeqlock && TranspositionTable::atomic16_supported();
+}
+
 }  // namespace
 
 TTKey TTKey::from_parts(uint64_t lo, uint32_t hi) {
@@ -66,7 +104,17 @@ TTKey TTKey::of(const Board& b) {
     return from_parts(static_cast<uint64_t>(packed), static_cast<uint32_t>(packed >> 64));
 }
 
-TranspositionTable::TranspositionTable(size_t max_bytes) : max_bytes_(max_bytes) {}
+bool TranspositionTable::atomic16_supported() {
+#if defined(__x86_64__)
+    __builtin_cpu_init();
+    return __builtin_cpu_supports("avx");
+#else
+    return false;
+#endif
+}
+
+TranspositionTable::TranspositionTable(size_t max_bytes, Sharing sharing)
+    : max_bytes_(max_bytes), atomic16_(use_atomic16(sharing)) {}
 
 TranspositionTable::~TranspositionTable() { clear(); }
 
@@ -171,7 +219,8 @@ TTProbe TranspositionTable::probe(const TTKey& k) const {
 }
 
 TranspositionTable::Outcome TranspositionTable::update(Bucket& b, const TTKey& k, int lower,
-                                                       int upper, int move, int lognodes) {
+                                                       int upper, int move, int lognodes,
+                                                       int& slot) {
     Entry* victim = nullptr;
     for (Entry& e : b.e) {
         if (matches(e.w0, e.w1, k)) {
@@ -181,6 +230,7 @@ TranspositionTable::Outcome TranspositionTable::update(Bucket& b, const TTKey& k
             lognodes = std::max(lognodes, lognodes_of(e.w1));
             assert(lower <= upper);
             e.w1 = pack(k, lower, upper, move, lognodes);
+            slot = int(&e - b.e);
             return kMerged;
         }
         if (!victim || (victim->w1 & kUsed && (!(e.w1 & kUsed) ||
@@ -192,12 +242,14 @@ TranspositionTable::Outcome TranspositionTable::update(Bucket& b, const TTKey& k
                                                                   : kEvicted;
     victim->w0 = k.lo;
     victim->w1 = pack(k, lower, upper, move, lognodes);
+    slot = int(victim - b.e);
     return done;
 }
 
 void TranspositionTable::store(const TTKey& k, int lower, int upper, int move, uint64_t nodes) {
     if (!buckets_) return;
-    const Outcome done = update(*bucket_of(k), k, lower, upper, move, log2_nodes(nodes));
+    int slot;
+    const Outcome done = update(*bucket_of(k), k, lower, upper, move, log2_nodes(nodes), slot);
     used_ += done == kFilled;
     costly_ += done == kEvictedCostly;
     ++stores_;
@@ -232,8 +284,45 @@ inline void store_relaxed(uint64_t& w, uint64_t v) {
     std::atomic_ref<uint64_t>(w).store(v, std::memory_order_relaxed);
 }
 
+TTProbe TranspositionTable::probe_atomic16(const TTKey& k) const {
+    const Bucket* b = bucket_of(k);
+    for (const Entry& e : b->e) {
+#if defined(__x86_64__)
+        // Word 1 is taken out of the register only for an entry whose word 0 matches.
+        const __m128i v = load_entry(&e);
+        if (word0(v) != k.lo) continue;
+        const uint64_t w0 = k.lo, w1 = word1(v);
+#else
+        uint64_t w0, w1;
+        load_entry(&e, w0, w1);
+#endif
+        if (matches(w0, w1, k)) {
+            TTProbe r;
+            r.found = true;
+            r.lower = lower_of(w1);
+            r.upper = upper_of(w1);
+            r.move = move_of(w1);
+            return r;
+        }
+    }
+    return TTProbe{};
+}
+
+TranspositionTable::Outcome TranspositionTable::store_atomic16(const TTKey& k, int lower,
+                                                               int upper, int move,
+                                                               uint64_t nodes) {
+    Bucket* b = bucket_of(k);
+    Bucket copy;
+    for (int i = 0; i < 4; ++i) load_entry(&b->e[i], copy.e[i].w0, copy.e[i].w1);
+    int slot;
+    const Outcome done = update(copy, k, lower, upper, move, log2_nodes(nodes), slot);
+    store_entry(&b->e[slot], copy.e[slot].w0, copy.e[slot].w1);
+    return done;
+}
+
 TTProbe TranspositionTable::probe_shared(const TTKey& k) const {
     if (!buckets_) return TTProbe{};
+    if (atomic16_) return probe_atomic16(k);
     Bucket* b = bucket_of(k);
     Bucket copy;
     // Seqlock read: copy the bucket, then check that no store locked it or completed
@@ -265,6 +354,7 @@ TranspositionTable::Outcome TranspositionTable::store_shared(const TTKey& k, int
                                                              int upper, int move,
                                                              uint64_t nodes) {
     if (!buckets_) return kMerged;
+    if (atomic16_) return store_atomic16(k, lower, upper, move, nodes);
     Bucket* b = bucket_of(k);
     Bucket copy;
     const uint64_t w = lock(b);
@@ -278,7 +368,8 @@ TranspositionTable::Outcome TranspositionTable::store_shared(const TTKey& k, int
         copy.e[i].w1 = i == 0 ? w : load_relaxed(b->e[i].w1);
         version |= uint32_t((copy.e[i].w1 & kVersionMask) >> kVersionShift) << (6 * i);
     }
-    const Outcome done = update(copy, k, lower, upper, move, log2_nodes(nodes));
+    int slot;
+    const Outcome done = update(copy, k, lower, upper, move, log2_nodes(nodes), slot);
     version = (version + 1) & 0xffffff;
     for (int i = 0; i < 4; ++i)
         copy.e[i].w1 = (copy.e[i].w1 & ~kVersionMask & ~kLock) |

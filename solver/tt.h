@@ -64,8 +64,23 @@ struct TTProbe {
 //
 // Concurrent use (issue 5): probe()/store() are for one thread at a time (no atomics: the
 // single-thread search pays nothing). probe_shared()/store_shared() may run concurrently
-// from any number of threads; every access to the table's words is then a C++ atomic
-// (relaxed unless said), so there is no data race, and a bucket is a seqlock:
+// from any number of threads, in one of two ways (Sharing, fixed for a table's life):
+//
+// kAtomic16 (the default on x86-64 processors with AVX): every entry is read and written
+// whole, as one aligned 16-byte SSE move. Intel (SDM vol. 3A, 9.1.1) and AMD (APM vol. 2,
+// 7.3.2) guarantee that on processors reporting AVX such moves to cacheable memory are
+// atomic, so a probe sees each entry either before or after any store, never half of
+// each. A store reads the bucket's four entries, merges or picks its victim as store()
+// does, and writes back the one entry it changed. Two stores racing on one bucket can
+// lose one's update or place the same key twice; every entry is still some store's whole
+// entry, holding true bounds of its own key, which is all a probe relies on. No locks and
+// no read-modify-write instructions: the seqlock below made a one-thread run of the
+// parallel search 34% more instructions than the plain search (callgrind, Kalah(6,3)) and
+// its locked compare-and-swap stalls on the table's cache misses (results/parallel.md,
+// session 7). ThreadSanitizer cannot see these moves, so its builds use the seqlock.
+//
+// kSeqlock (elsewhere, and under ThreadSanitizer): every access to the table's words is a
+// C++ atomic (relaxed unless said), so there is no data race, and a bucket is a seqlock:
 //   - bit 63 of entry 0's word 1 is the bucket's write lock;
 //   - bits 57..62 of entry i's word 1 hold bits 6i..6i+5 of the bucket's 24-bit version.
 // store_shared() takes the lock with a compare-and-swap (acquire), issues a release
@@ -82,7 +97,12 @@ struct TTProbe {
 // is allowed only with a synchronisation point in between (the end of a parallel region).
 class TranspositionTable {
 public:
-    explicit TranspositionTable(size_t max_bytes);
+    // How probe_shared()/store_shared() keep entries whole (see "Concurrent use"). kAuto:
+    // kAtomic16 where the processor guarantees it and the build is not under
+    // ThreadSanitizer, else kSeqlock. Asking for kAtomic16 where it is not guaranteed
+    // gives kSeqlock.
+    enum class Sharing { kAuto, kSeqlock, kAtomic16 };
+    explicit TranspositionTable(size_t max_bytes, Sharing sharing = Sharing::kAuto);
     ~TranspositionTable();
     TranspositionTable(const TranspositionTable&) = delete;
     TranspositionTable& operator=(const TranspositionTable&) = delete;
@@ -155,6 +175,11 @@ public:
     // Returns what it did (for add_used()).
     Outcome store_shared(const TTKey& k, int lower, int upper, int move, uint64_t nodes);
 
+    // Whether the shared calls use whole-entry atomic moves (kAtomic16) or the seqlock.
+    bool atomic16() const { return atomic16_; }
+    // Whether this processor guarantees atomic aligned 16-byte moves (x86-64 with AVX).
+    static bool atomic16_supported();
+
     size_t bytes() const { return buckets_ * sizeof(Bucket); }
     size_t max_bytes() const { return max_bytes_; }
 
@@ -179,11 +204,15 @@ private:
     void resize(size_t buckets, int touch_threads = 1);
     void insert(const Entry& e);      // places a whole entry (rehash)
     static TTProbe find(const Bucket& b, const TTKey& k);  // k's entry in b, if any
-    // Merges or places k's entry in b (no growth).
-    static Outcome update(Bucket& b, const TTKey& k, int lower, int upper, int move, int lognodes);
+    // Merges or places k's entry in b (no growth); `slot` receives the entry written.
+    static Outcome update(Bucket& b, const TTKey& k, int lower, int upper, int move, int lognodes,
+                          int& slot);
+    TTProbe probe_atomic16(const TTKey& k) const;
+    Outcome store_atomic16(const TTKey& k, int lower, int upper, int move, uint64_t nodes);
     uint64_t lock(Bucket* b) const;   // spins until locked; returns entry 0's word 1
 
     size_t max_bytes_;
+    bool atomic16_;
     size_t buckets_ = 0;
     uint64_t used_ = 0;        // entries in use
     uint64_t stores_ = 0;      // stores since clear() (growth policy)

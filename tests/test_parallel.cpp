@@ -38,24 +38,35 @@ SolverOptions with_threads(int threads, size_t tt_mb = 64) {
 bool quick() { return std::getenv("KALAH_TSAN_QUICK") != nullptr; }
 
 // A made-up "exact value" of a key, so that every stored bound can be checked.
-int truth(const kalah::TTKey& k) { return int((k.lo * 0x9e3779b97f4a7c15ull) >> 58) - 32; }
+int truth(const kalah::TTKey& k) { return int(k.hash >> 58) - 32; }
 
 }  // namespace
 
 TEST_SUITE("parallel") {
     TEST_CASE("shared TT: concurrent probes and stores never return torn or foreign entries") {
-        // A tiny table (1024 buckets) and 4 threads hammering 5000 keys: constant
-        // replacement and merging in the same buckets. Every entry a probe returns must
-        // hold true bounds of its own key (torn entries would mix keys and bounds).
-        kalah::TranspositionTable tt(64 << 10);
+        // A one-bucket table and 4 threads hammering 64 keys: constant replacement and
+        // merging in the same four entries. Every entry a probe returns must hold true
+        // bounds of its own key. The two key words vary independently, so an entry torn
+        // between two stores (one's key word 0, the other's word 1) is another key's entry,
+        // in the bucket where that key is looked up, with wrong bounds. Both ways of
+        // sharing: the seqlock, and whole-entry 16-byte moves where the processor
+        // guarantees them (x86-64 with AVX).
+        using Sharing = kalah::TranspositionTable::Sharing;
+        const bool sse = kalah::TranspositionTable::atomic16_supported();
+        Sharing sharing = Sharing::kSeqlock;
+        SUBCASE("seqlock") { sharing = Sharing::kSeqlock; }
+        SUBCASE("atomic 16-byte entries") { sharing = Sharing::kAtomic16; }
+        kalah::TranspositionTable tt(64, sharing);
+        CHECK(tt.atomic16() == (sharing == Sharing::kAtomic16 && sse));
         tt.reserve(1);
+        REQUIRE(tt.bytes() == 64);  // one bucket
         std::atomic<int> bad{0}, found{0};
         auto hammer = [&](int id) {
             std::mt19937_64 rng(1234 + id);
             for (int i = 0; i < 200000; ++i) {
-                const uint64_t raw = rng() % 5000 * 0x0101010101ull;
-                const kalah::TTKey k =
-                    kalah::TTKey::from_parts(raw, uint32_t(raw >> 3) & 0x7f7f7f7f);
+                const uint64_t key_lo = rng() % 8 * 0x0101010101ull;
+                const uint32_t key_hi = uint32_t(rng() % 8 * 0x01010101u);
+                const kalah::TTKey k = kalah::TTKey::from_parts(key_lo, key_hi);
                 const int v = truth(k);
                 if (rng() % 2) {
                     const int lo = std::max(-127, v - int(rng() % 40));
