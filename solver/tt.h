@@ -74,10 +74,10 @@ struct TTProbe {
 // does, and writes back the one entry it changed. Two stores racing on one bucket can
 // lose one's update or place the same key twice; every entry is still some store's whole
 // entry, holding true bounds of its own key, which is all a probe relies on. No locks and
-// no read-modify-write instructions: the seqlock below made a one-thread run of the
-// parallel search 34% more instructions than the plain search (callgrind, Kalah(6,3)) and
-// its locked compare-and-swap stalls on the table's cache misses (results/parallel.md,
-// session 7). ThreadSanitizer cannot see these moves, so its builds use the seqlock.
+// no read-modify-write instructions: with the seqlock below, the parallel search run on
+// one thread executed 34% more instructions than the plain search, with these moves 8%
+// (callgrind, Kalah(6,3); results/parallel.md, session 7). ThreadSanitizer cannot see
+// these moves, so its builds use the seqlock (the tests exercise both ways).
 //
 // kSeqlock (elsewhere, and under ThreadSanitizer): every access to the table's words is a
 // C++ atomic (relaxed unless said), so there is no data race, and a bucket is a seqlock:
@@ -90,11 +90,13 @@ struct TTProbe {
 // re-reads the four words 1: if any differs, a store overlapped the copy and it reads
 // again. So a probe never uses a torn or half-written entry (it would need 2^24 stores
 // to one bucket during one copy to be fooled), readers never write the cache line, and two
-// stores never interleave. ThreadSanitizer checks the scheme (scripts/tsan.sh). The shared
-// calls never grow the table (growth rehashes everything) and do not count used entries:
-// the parallel search counts them per thread, and when the table should grow (add_used())
-// it stops every thread, grows the table alone, and resumes. Mixing shared and plain calls
-// is allowed only with a synchronisation point in between (the end of a parallel region).
+// stores never interleave. ThreadSanitizer checks the scheme (scripts/tsan.sh).
+//
+// Either way, the shared calls never grow the table (growth rehashes everything) and do
+// not count used entries: the parallel search counts them per thread, and when the table
+// should grow (add_used()) it stops every thread, grows the table alone, and resumes.
+// Mixing shared and plain calls is allowed only with a synchronisation point in between
+// (the end of a parallel region).
 class TranspositionTable {
 public:
     // How probe_shared()/store_shared() keep entries whole (see "Concurrent use"). kAuto:
