@@ -198,7 +198,7 @@ void Solver::Impl::expand(const Board& b, int s, Expansion& x, bool prefetch_db)
             x.exact[x.ne++] = c;
             continue;
         }
-        c.key = TTKey::of(c.b);
+        c.key = TTKey::of_pits(c.b);
         tt.prefetch(c.key);  // the child's probe comes soon: hide the cache miss
         if (opts.use_ordering)
             // Extra moves, then captures by size, then the rest; ties go to the pit

@@ -24,6 +24,7 @@ struct TTKey {
     uint32_t hi;
     uint64_t hash;
     static TTKey of(const Board& b);                      // b's pits (stores ignored)
+    static TTKey of_pits(const Board& b);                 // the same, for b with empty stores
     static TTKey from_parts(uint64_t lo, uint32_t hi);   // the key of those bytes
 };
 
