@@ -310,9 +310,8 @@ int Solver::Impl::search(Worker& w, const Board& b, const TTKey& key, int alpha,
 
     // Announce this node as busy (parallel search only; released on every return). A
     // mark is only a hint, so it is taken and released with plain loads and stores, not
-    // a compare-and-swap: two threads that race for a slot at worst lose a mark, which
-    // only changes an order. (A locked instruction at every node of 14 or more seeds
-    // would also wait for the stores before it to drain.)
+    // a compare-and-swap (a locked instruction at most nodes): two threads that race for
+    // a slot at worst lose a mark, which only changes an order.
     struct BusyMark {
         std::atomic<uint64_t>* slot = nullptr;
         uint64_t h = 0;

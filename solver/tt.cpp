@@ -314,9 +314,8 @@ TTProbe TranspositionTable::probe_atomic16(const TTKey& k) const {
     return TTProbe{};
 }
 
-TranspositionTable::Outcome TranspositionTable::store_atomic16(const TTKey& k, int lower,
-                                                               int upper, int move,
-                                                               uint64_t nodes) {
+TranspositionTable::Outcome TranspositionTable::store_atomic16(const TTKey& k, int lower, int upper,
+                                                               int move, uint64_t nodes) {
     Bucket* b = bucket_of(k);
     Bucket copy;
     for (int i = 0; i < 4; ++i) load_entry(&b->e[i], copy.e[i].w0, copy.e[i].w1);
