@@ -32,7 +32,8 @@ void add_solver_options(po::options_description& opts) {
         ("ablate", po::value<std::string>()->default_value(""),
          "for measurements: comma-separated features to switch off: tt-move, ordering, etc, "
          "defer (parallel: plain lazy SMP, no deferral of busy children), follow (parallel: "
-         "helpers defer the root's first move in every pass)")
+         "helpers defer the root's first move in every pass), plain (one thread runs the "
+         "parallel code path as a team of one)")
         ("json", "print one JSON object");
     add_db_options(opts, 8.0);
 }
@@ -55,6 +56,7 @@ SolverOptions solver_options(const po::variables_map& vm, const char* cmd, int m
         else if (f == "etc") o.use_etc = false;
         else if (f == "defer") o.use_defer = false;  // parallel: plain lazy SMP
         else if (f == "follow") o.use_follow = false;  // parallel: helpers defer at the root
+        else if (f == "plain") o.use_plain_path = false;  // one thread, parallel code path
         else if (!f.empty()) throw InputError("--ablate: unknown feature '" + f + "'");
     }
     if (progress) o.progress = [](const std::string& s) { std::cerr << s << "\n"; };

@@ -153,7 +153,7 @@ struct Solver::Impl {
         : m(m_), rule(r), opts(std::move(o)), tt(opts.tt_mb << 20) {
         if (opts.db) db_max = opts.db->max_seeds();
         threads = std::max(1, opts.threads);
-        if (threads > 1) {
+        if (threads > 1 || !opts.use_plain_path) {
             busy = std::make_unique<std::atomic<uint64_t>[]>(kBusySize);
             for (size_t i = 0; i < kBusySize; ++i) busy[i].store(0);
         }
@@ -401,7 +401,7 @@ int Solver::Impl::estimate(const Board& b, int depth, int alpha, int beta) const
 // busy children (use_defer) splits them: fewer nodes and the best times measured; a
 // per-helper random move order did worse (more nodes at cut nodes).
 int Solver::Impl::search_pass(int beta, const Board& pits, bool expect_high) {
-    if (threads == 1 || pits.seeds_in_pits() < opts.parallel_min_seeds) {
+    if ((threads == 1 && opts.use_plain_path) || pits.seeds_in_pits() < opts.parallel_min_seeds) {
         Worker w;
         const int r = search<false>(w, pits, TTKey::of(pits), beta - 1, beta);
         nodes += w.nodes;

@@ -54,6 +54,10 @@ struct SolverOptions {
     // a pass that failed low), helpers search the root's first move with the calling
     // thread instead of deferring it (off: they defer it like any busy child).
     bool use_follow = true;
+    // With one thread, the plain search (no shared-table calls, no busy marks). Off: one
+    // thread runs the parallel code path as a team of one, which measures what that path
+    // costs with nothing shared (results/parallel.md, session 7).
+    bool use_plain_path = true;
 };
 
 struct SolverStats {

@@ -104,6 +104,11 @@ TEST_SUITE("parallel") {
                 const Board start = Board::start(g.m, g.n);
                 Solver one(g.m, rule, with_threads(1));
                 const int v = one.value(start);
+                // One thread through the parallel code path (a team of one, `--ablate
+                // plain`): shared-table calls and busy marks, the same value.
+                SolverOptions team_of_one = with_threads(1);
+                team_of_one.use_plain_path = false;
+                CHECK(Solver(g.m, rule, team_of_one).value(start) == v);
                 for (int t : {2, 4}) {
                     CAPTURE(t);
                     Solver par(g.m, rule, with_threads(t));
