@@ -56,7 +56,7 @@ SolverOptions solver_options(const po::variables_map& vm, const char* cmd, int m
         else if (f == "etc") o.use_etc = false;
         else if (f == "defer") o.use_defer = false;  // parallel: plain lazy SMP
         else if (f == "follow") o.use_follow = false;  // parallel: helpers defer at the root
-        else if (f == "plain") o.use_plain_path = false;  // one thread, parallel code path
+        else if (f == "plain") o.use_plain_path = false;  // a team of one
         else if (!f.empty()) throw InputError("--ablate: unknown feature '" + f + "'");
     }
     if (progress) o.progress = [](const std::string& s) { std::cerr << s << "\n"; };
