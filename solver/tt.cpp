@@ -36,6 +36,15 @@ inline int move_of(uint64_t w1) {
     return m == kNoMove ? -1 : m;
 }
 inline int lognodes_of(uint64_t w1) { return int((w1 >> 51) & 31); }
+// What a probe returns for a matching entry with this word 1.
+inline TTProbe found_entry(uint64_t w1) {
+    TTProbe r;
+    r.found = true;
+    r.lower = lower_of(w1);
+    r.upper = upper_of(w1);
+    r.move = move_of(w1);
+    return r;
+}
 inline bool matches(const uint64_t w0, const uint64_t w1, const TTKey& k) {
     return (w1 & kUsed) && w0 == k.lo && uint32_t(w1) == k.hi;
 }
@@ -206,17 +215,9 @@ void TranspositionTable::insert(const Entry& e) {
 
 
 TTProbe TranspositionTable::find(const Bucket& b, const TTKey& k) {
-    TTProbe r;
-    for (const Entry& e : b.e) {
-        if (matches(e.w0, e.w1, k)) {
-            r.found = true;
-            r.lower = lower_of(e.w1);
-            r.upper = upper_of(e.w1);
-            r.move = move_of(e.w1);
-            return r;
-        }
-    }
-    return r;
+    for (const Entry& e : b.e)
+        if (matches(e.w0, e.w1, k)) return found_entry(e.w1);
+    return TTProbe{};
 }
 
 TTProbe TranspositionTable::probe(const TTKey& k) const {
@@ -224,9 +225,8 @@ TTProbe TranspositionTable::probe(const TTKey& k) const {
     return find(*bucket_of(k), k);
 }
 
-TranspositionTable::Outcome TranspositionTable::update(Bucket& b, const TTKey& k, int lower,
-                                                       int upper, int move, int lognodes,
-                                                       int& slot) {
+TranspositionTable::Placed TranspositionTable::update(Bucket& b, const TTKey& k, int lower,
+                                                      int upper, int move, int lognodes) {
     Entry* victim = nullptr;
     for (Entry& e : b.e) {
         if (matches(e.w0, e.w1, k)) {
@@ -236,8 +236,7 @@ TranspositionTable::Outcome TranspositionTable::update(Bucket& b, const TTKey& k
             lognodes = std::max(lognodes, lognodes_of(e.w1));
             assert(lower <= upper);
             e.w1 = pack(k, lower, upper, move, lognodes);
-            slot = int(&e - b.e);
-            return kMerged;
+            return {kMerged, int(&e - b.e)};
         }
         if (!victim || (victim->w1 & kUsed && (!(e.w1 & kUsed) ||
                                                lognodes_of(e.w1) < lognodes_of(victim->w1))))
@@ -248,14 +247,12 @@ TranspositionTable::Outcome TranspositionTable::update(Bucket& b, const TTKey& k
                                                                   : kEvicted;
     victim->w0 = k.lo;
     victim->w1 = pack(k, lower, upper, move, lognodes);
-    slot = int(victim - b.e);
-    return done;
+    return {done, int(victim - b.e)};
 }
 
 void TranspositionTable::store(const TTKey& k, int lower, int upper, int move, uint64_t nodes) {
     if (!buckets_) return;
-    int slot;
-    const Outcome done = update(*bucket_of(k), k, lower, upper, move, log2_nodes(nodes), slot);
+    const Outcome done = update(*bucket_of(k), k, lower, upper, move, log2_nodes(nodes)).outcome;
     used_ += done == kFilled;
     costly_ += done == kEvictedCostly;
     ++stores_;
@@ -302,14 +299,7 @@ TTProbe TranspositionTable::probe_atomic16(const TTKey& k) const {
         uint64_t w0, w1;
         load_entry(&e, w0, w1);
 #endif
-        if (matches(w0, w1, k)) {
-            TTProbe r;
-            r.found = true;
-            r.lower = lower_of(w1);
-            r.upper = upper_of(w1);
-            r.move = move_of(w1);
-            return r;
-        }
+        if (matches(w0, w1, k)) return found_entry(w1);
     }
     return TTProbe{};
 }
@@ -319,10 +309,9 @@ TranspositionTable::Outcome TranspositionTable::store_atomic16(const TTKey& k, i
     Bucket* b = bucket_of(k);
     Bucket copy;
     for (int i = 0; i < 4; ++i) load_entry(&b->e[i], copy.e[i].w0, copy.e[i].w1);
-    int slot;
-    const Outcome done = update(copy, k, lower, upper, move, log2_nodes(nodes), slot);
-    store_entry(&b->e[slot], copy.e[slot].w0, copy.e[slot].w1);
-    return done;
+    const Placed p = update(copy, k, lower, upper, move, log2_nodes(nodes));
+    store_entry(&b->e[p.slot], copy.e[p.slot].w0, copy.e[p.slot].w1);
+    return p.outcome;
 }
 
 TTProbe TranspositionTable::probe_shared(const TTKey& k) const {
@@ -373,8 +362,7 @@ TranspositionTable::Outcome TranspositionTable::store_shared(const TTKey& k, int
         copy.e[i].w1 = i == 0 ? w : load_relaxed(b->e[i].w1);
         version |= uint32_t((copy.e[i].w1 & kVersionMask) >> kVersionShift) << (6 * i);
     }
-    int slot;
-    const Outcome done = update(copy, k, lower, upper, move, log2_nodes(nodes), slot);
+    const Outcome done = update(copy, k, lower, upper, move, log2_nodes(nodes)).outcome;
     version = (version + 1) & 0xffffff;
     for (int i = 0; i < 4; ++i)
         copy.e[i].w1 = (copy.e[i].w1 & ~kVersionMask & ~kLock) |

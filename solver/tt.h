@@ -207,9 +207,12 @@ private:
     void resize(size_t buckets, int touch_threads = 1);
     void insert(const Entry& e);      // places a whole entry (rehash)
     static TTProbe find(const Bucket& b, const TTKey& k);  // k's entry in b, if any
-    // Merges or places k's entry in b (no growth); `slot` receives the entry written.
-    static Outcome update(Bucket& b, const TTKey& k, int lower, int upper, int move, int lognodes,
-                          int& slot);
+    // Merges or places k's entry in b (no growth): what it did, and the entry it wrote.
+    struct Placed {
+        Outcome outcome;
+        int slot;
+    };
+    static Placed update(Bucket& b, const TTKey& k, int lower, int upper, int move, int lognodes);
     TTProbe probe_atomic16(const TTKey& k) const;
     Outcome store_atomic16(const TTKey& k, int lower, int upper, int move, uint64_t nodes);
     uint64_t lock(Bucket* b) const;   // spins until locked; returns entry 0's word 1
