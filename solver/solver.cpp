@@ -399,7 +399,10 @@ int Solver::Impl::estimate(const Board& b, int depth, int alpha, int beta) const
 // bound). Plain lazy SMP (same order everywhere) measured about twice the nodes at T = 2:
 // the threads run in lockstep through the same subtrees. The ABDADA-style deferral of
 // busy children (use_defer) splits them: fewer nodes and the best times measured; a
-// per-helper random move order did worse (more nodes at cut nodes).
+// per-helper random move order did worse (more nodes at cut nodes). Young Brothers Wait
+// with OpenMP tasks searched 1.2-16x the nodes of this scheme at two threads: siblings
+// searched at once meet the same positions with nothing to tell the threads apart, which
+// is what the busy marks do (results/parallel.md, session 8).
 int Solver::Impl::search_pass(int beta, const Board& pits, bool expect_high) {
     if ((threads == 1 && opts.use_plain_path) || pits.seeds_in_pits() < opts.parallel_min_seeds) {
         Worker w;
