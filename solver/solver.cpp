@@ -401,8 +401,8 @@ int Solver::Impl::estimate(const Board& b, int depth, int alpha, int beta) const
 // busy children (use_defer) splits them: fewer nodes and the best times measured; a
 // per-helper random move order did worse (more nodes at cut nodes). Young Brothers Wait
 // with OpenMP tasks searched 1.2-16x the nodes of this scheme at two threads: siblings
-// searched at once meet the same positions with nothing to tell the threads apart, which
-// is what the busy marks do (results/parallel.md, session 8).
+// searched at once meet the same positions, and nothing tells one thread that the other
+// is already inside one, which is what the busy marks do (results/parallel.md, session 8).
 int Solver::Impl::search_pass(int beta, const Board& pits, bool expect_high) {
     if ((threads == 1 && opts.use_plain_path) || pits.seeds_in_pits() < opts.parallel_min_seeds) {
         Worker w;
