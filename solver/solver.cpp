@@ -71,11 +71,9 @@ void run_team(int threads, F&& f) {
 // Per-thread search state.
 struct Worker {
     uint64_t nodes = 0;
-    // TT slots this thread filled, its stores and its costly evictions, not yet reported
-    // (parallel only; Solver::Impl::report_table_counts).
-    uint64_t fresh = 0;
-    uint64_t stores = 0;
-    uint64_t costly = 0;
+    // What this thread's TT stores did, not yet reported (parallel only;
+    // Solver::Impl::report_table_counts).
+    TranspositionTable::StoreCounts counts;
     int id = 0;  // 0: the calling thread; > 0: a helper of the parallel search
     // Parallel only: a root whose first child the helpers search too instead of deferring
     // it (the pass is expected to fail high: its root is then a cut node, and the other
@@ -138,10 +136,11 @@ struct Solver::Impl {
     // Adds a worker's unreported TT counts to the pass's totals and clears them; tells
     // whether the table should now grow (the team stops for it).
     bool report_table_counts(Worker& w) {
-        const uint64_t f = fresh.fetch_add(w.fresh, std::memory_order_relaxed) + w.fresh;
-        const uint64_t st = stores.fetch_add(w.stores, std::memory_order_relaxed) + w.stores;
-        const uint64_t co = costly.fetch_add(w.costly, std::memory_order_relaxed) + w.costly;
-        w.fresh = w.stores = w.costly = 0;
+        const TranspositionTable::StoreCounts c = w.counts;
+        const uint64_t f = fresh.fetch_add(c.fresh, std::memory_order_relaxed) + c.fresh;
+        const uint64_t st = stores.fetch_add(c.stores, std::memory_order_relaxed) + c.stores;
+        const uint64_t co = costly.fetch_add(c.costly, std::memory_order_relaxed) + c.costly;
+        w.counts = {};
         return tt.needs_growth(f, st, co);
     }
     bool is_busy(const TTKey& k) {
@@ -221,11 +220,9 @@ int Solver::Impl::search(Worker& w, const Board& b, const TTKey& key, int alpha,
     auto probe = [this](const TTKey& k) { return Par ? tt.probe_shared(k) : tt.probe(k); };
     auto store = [this, &w](const TTKey& k, int lo_, int hi_, int mv, uint64_t n_) {
         if constexpr (Par) {
-            const TranspositionTable::Outcome done = tt.store_shared(k, lo_, hi_, mv, n_);
-            w.fresh += done == TranspositionTable::kFilled;
-            w.costly += done == TranspositionTable::kEvictedCostly;
+            tt.store_shared(k, lo_, hi_, mv, n_, w.counts);
             // Every few thousand stores, ask whether the table should grow.
-            if (++w.stores == kFreshBatch && report_table_counts(w)) {
+            if (w.counts.stores == kFreshBatch && report_table_counts(w)) {
                 int expected = 0;
                 state.compare_exchange_strong(expected, 2);
             }

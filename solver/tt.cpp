@@ -9,16 +9,12 @@
 #include <utility>
 #include <vector>
 
-#if defined(__x86_64__)
-#include <emmintrin.h>
-#endif
-
 namespace kalah {
 namespace {
 
-constexpr uint64_t kUsed = uint64_t(1) << 56;
+using namespace tt_detail;
+
 constexpr uint64_t kLock = uint64_t(1) << 63;  // in entry 0's word 1 only
-constexpr int kNoMove = 7;
 
 inline int log2_nodes(uint64_t nodes) {
     int l = 64 - __builtin_clzll(nodes + 1) - 1;
@@ -29,25 +25,7 @@ inline uint64_t pack(const TTKey& k, int lower, int upper, int move, int lognode
     return uint64_t(k.hi) | (uint64_t(lower + 128) << 32) | (uint64_t(upper + 128) << 40) |
            (uint64_t(move < 0 ? kNoMove : move) << 48) | (uint64_t(lognodes) << 51) | kUsed;
 }
-inline int lower_of(uint64_t w1) { return int((w1 >> 32) & 0xff) - 128; }
-inline int upper_of(uint64_t w1) { return int((w1 >> 40) & 0xff) - 128; }
-inline int move_of(uint64_t w1) {
-    int m = int((w1 >> 48) & 7);
-    return m == kNoMove ? -1 : m;
-}
 inline int lognodes_of(uint64_t w1) { return int((w1 >> 51) & 31); }
-// What a probe returns for a matching entry with this word 1.
-inline TTProbe found_entry(uint64_t w1) {
-    TTProbe r;
-    r.found = true;
-    r.lower = lower_of(w1);
-    r.upper = upper_of(w1);
-    r.move = move_of(w1);
-    return r;
-}
-inline bool matches(const uint64_t w0, const uint64_t w1, const TTKey& k) {
-    return (w1 & kUsed) && w0 == k.lo && uint32_t(w1) == k.hi;
-}
 
 // A key's bucket hash (two rounds of multiply-xorshift).
 inline uint64_t mix(uint64_t h) {
@@ -58,32 +36,6 @@ inline uint64_t mix(uint64_t h) {
     h ^= h >> 33;
     return h;
 }
-
-// One entry as a single aligned 16-byte move each way (atomic on processors with AVX; see
-// "Concurrent use" in tt.h). asm volatile: the compiler may neither split the move nor
-// repeat or drop it.
-#if defined(__x86_64__)
-inline __m128i load_entry(const void* p) {
-    __m128i v;
-    asm volatile("movdqa %1, %0" : "=x"(v) : "m"(*static_cast<const __m128i*>(p)));
-    return v;
-}
-inline uint64_t word0(__m128i v) { return uint64_t(_mm_cvtsi128_si64(v)); }
-inline uint64_t word1(__m128i v) { return uint64_t(_mm_cvtsi128_si64(_mm_unpackhi_epi64(v, v))); }
-inline void load_entry(const void* p, uint64_t& w0, uint64_t& w1) {
-    const __m128i v = load_entry(p);
-    w0 = word0(v);
-    w1 = word1(v);
-}
-inline void store_entry(void* p, uint64_t w0, uint64_t w1) {
-    const __m128i v = _mm_set_epi64x(int64_t(w1), int64_t(w0));
-    asm volatile("movdqa %1, %0" : "=m"(*static_cast<__m128i*>(p)) : "x"(v));
-}
-#else
-// Never called: TranspositionTable::atomic16_supported() is false here.
-inline void load_entry(const void*, uint64_t& w0, uint64_t& w1) { w0 = w1 = 0; }
-inline void store_entry(void*, uint64_t, uint64_t) {}
-#endif
 
 bool use_atomic16(TranspositionTable::Sharing sharing) {
     using Sharing = TranspositionTable::Sharing;
@@ -214,17 +166,6 @@ void TranspositionTable::insert(const Entry& e) {
 }
 
 
-TTProbe TranspositionTable::find(const Bucket& b, const TTKey& k) {
-    for (const Entry& e : b.e)
-        if (matches(e.w0, e.w1, k)) return found_entry(e.w1);
-    return TTProbe{};
-}
-
-TTProbe TranspositionTable::probe(const TTKey& k) const {
-    if (!buckets_) return TTProbe{};
-    return find(*bucket_of(k), k);
-}
-
 TranspositionTable::Placed TranspositionTable::update(Bucket& b, const TTKey& k, int lower,
                                                       int upper, int move, int lognodes) {
     Entry* victim = nullptr;
@@ -287,36 +228,23 @@ inline void store_relaxed(uint64_t& w, uint64_t v) {
     std::atomic_ref<uint64_t>(w).store(v, std::memory_order_relaxed);
 }
 
-TTProbe TranspositionTable::probe_atomic16(const TTKey& k) const {
-    const Bucket* b = bucket_of(k);
-    for (const Entry& e : b->e) {
-#if defined(__x86_64__)
-        // Word 1 is taken out of the register only for an entry whose word 0 matches.
-        const __m128i v = load_entry(&e);
-        if (word0(v) != k.lo) continue;
-        const uint64_t w0 = k.lo, w1 = word1(v);
-#else
-        uint64_t w0, w1;
-        load_entry(&e, w0, w1);
-#endif
-        if (matches(w0, w1, k)) return found_entry(w1);
-    }
-    return TTProbe{};
-}
-
 TranspositionTable::Outcome TranspositionTable::store_atomic16(const TTKey& k, int lower, int upper,
                                                                int move, uint64_t nodes) {
     Bucket* b = bucket_of(k);
     Bucket copy;
+#if defined(__x86_64__)
+    // Each entry copied whole (two instructions), not split into its words.
+    for (int i = 0; i < 4; ++i)
+        _mm_store_si128(reinterpret_cast<__m128i*>(&copy.e[i]), load_entry(&b->e[i]));
+#else
     for (int i = 0; i < 4; ++i) load_entry(&b->e[i], copy.e[i].w0, copy.e[i].w1);
+#endif
     const Placed p = update(copy, k, lower, upper, move, log2_nodes(nodes));
     store_entry(&b->e[p.slot], copy.e[p.slot].w0, copy.e[p.slot].w1);
     return p.outcome;
 }
 
-TTProbe TranspositionTable::probe_shared(const TTKey& k) const {
-    if (!buckets_) return TTProbe{};
-    if (atomic16_) return probe_atomic16(k);
+TTProbe TranspositionTable::probe_seqlock(const TTKey& k) const {
     Bucket* b = bucket_of(k);
     Bucket copy;
     // Seqlock read: copy the bucket, then check that no store locked it or completed
@@ -344,11 +272,19 @@ TTProbe TranspositionTable::probe_shared(const TTKey& k) const {
     return find(copy, k);
 }
 
-TranspositionTable::Outcome TranspositionTable::store_shared(const TTKey& k, int lower,
-                                                             int upper, int move,
-                                                             uint64_t nodes) {
-    if (!buckets_) return kMerged;
-    if (atomic16_) return store_atomic16(k, lower, upper, move, nodes);
+void TranspositionTable::store_shared(const TTKey& k, int lower, int upper, int move,
+                                      uint64_t nodes, StoreCounts& counts) {
+    if (!buckets_) return;
+    const Outcome done = atomic16_ ? store_atomic16(k, lower, upper, move, nodes)
+                                   : store_seqlock(k, lower, upper, move, nodes);
+    counts.fresh += done == kFilled;
+    counts.costly += done == kEvictedCostly;
+    ++counts.stores;
+}
+
+TranspositionTable::Outcome TranspositionTable::store_seqlock(const TTKey& k, int lower,
+                                                              int upper, int move,
+                                                              uint64_t nodes) {
     Bucket* b = bucket_of(k);
     Bucket copy;
     const uint64_t w = lock(b);

@@ -8,6 +8,10 @@
 #include "core/board.h"
 #include "core/huge_pages.h"
 
+#if defined(__x86_64__)
+#include <emmintrin.h>
+#endif
+
 namespace kalah {
 
 // The key of a pits-only position, mover's view: the 2m pit counts (each < 128) packed
@@ -36,6 +40,58 @@ struct TTProbe {
     int upper = 127;
     int move = -1;  // best (or refuting) pit, -1 if none
 };
+
+// Entry words (layout in TranspositionTable below), inline for the probes the search
+// makes at every node; not for use outside the table.
+namespace tt_detail {
+constexpr uint64_t kUsed = uint64_t(1) << 56;
+constexpr int kNoMove = 7;
+inline int lower_of(uint64_t w1) { return int((w1 >> 32) & 0xff) - 128; }
+inline int upper_of(uint64_t w1) { return int((w1 >> 40) & 0xff) - 128; }
+inline int move_of(uint64_t w1) {
+    int m = int((w1 >> 48) & 7);
+    return m == kNoMove ? -1 : m;
+}
+// What a probe returns for a matching entry with this word 1.
+inline TTProbe found_entry(uint64_t w1) {
+    TTProbe r;
+    r.found = true;
+    r.lower = lower_of(w1);
+    r.upper = upper_of(w1);
+    r.move = move_of(w1);
+    return r;
+}
+inline bool matches(const uint64_t w0, const uint64_t w1, const TTKey& k) {
+    return (w1 & kUsed) && w0 == k.lo && uint32_t(w1) == k.hi;
+}
+
+// One entry as a single aligned 16-byte move each way (atomic on processors with AVX; see
+// "Concurrent use" in tt.h). asm volatile: the compiler may neither split the move nor
+// repeat or drop it.
+#if defined(__x86_64__)
+inline __m128i load_entry(const void* p) {
+    __m128i v;
+    asm volatile("movdqa %1, %0" : "=x"(v) : "m"(*static_cast<const __m128i*>(p)));
+    return v;
+}
+inline uint64_t word0(__m128i v) { return uint64_t(_mm_cvtsi128_si64(v)); }
+inline uint64_t word1(__m128i v) { return uint64_t(_mm_cvtsi128_si64(_mm_unpackhi_epi64(v, v))); }
+inline void load_entry(const void* p, uint64_t& w0, uint64_t& w1) {
+    const __m128i v = load_entry(p);
+    w0 = word0(v);
+    w1 = word1(v);
+}
+inline void store_entry(void* p, uint64_t w0, uint64_t w1) {
+    const __m128i v = _mm_set_epi64x(int64_t(w1), int64_t(w0));
+    asm volatile("movdqa %1, %0" : "=m"(*static_cast<__m128i*>(p)) : "x"(v));
+}
+#else
+// Never called: TranspositionTable::atomic16_supported() is false here.
+inline void load_entry(const void*, uint64_t& w0, uint64_t& w1) { w0 = w1 = 0; }
+inline void store_entry(void*, uint64_t, uint64_t) {}
+#endif
+
+}  // namespace tt_detail
 
 // Fixed-size table of 4-entry buckets (one 64-byte cache line each).
 //
@@ -117,11 +173,17 @@ public:
     // table never grows during the search: for long parallel searches, where every
     // growth stops the team (results/parallel.md, session 4).
     void reserve_budget();
-    // What a store did to its bucket (store_shared()'s result; add_used() counts them).
+    // What a store did to its bucket.
     enum Outcome { kMerged = 0, kFilled = 1, kEvicted = 2, kEvictedCostly = 3 };
+    // What one thread's store_shared() calls did, since it last reported them (add_used()).
+    struct StoreCounts {
+        uint64_t fresh = 0;   // empty slots filled
+        uint64_t stores = 0;  // calls
+        uint64_t costly = 0;  // costly entries evicted
+    };
     // For parallel searches: store_shared() filled `fresh` empty slots and evicted
-    // `costly` costly entries in `stores` calls (it counts none of them); records them
-    // and tells whether the table should now grow.
+    // `costly` costly entries in `stores` calls (which the table itself does not count);
+    // records them and tells whether the table should now grow.
     bool add_used(uint64_t fresh, uint64_t stores, uint64_t costly) {
         used_ += fresh;
         stores_ += stores;
@@ -166,8 +228,18 @@ public:
     static constexpr size_t kTouchBytes = size_t(64) << 20;
     void clear();
 
-    TTProbe probe(const TTKey& k) const;
-    TTProbe probe_shared(const TTKey& k) const;
+    // Inline (with the 16-byte path of probe_shared): as calls they were 8% of the
+    // search's instructions, probe_shared() 16 a probe more than probe() for the register
+    // saves of its seqlock path (callgrind, results/parallel.md, session 9).
+    TTProbe probe(const TTKey& k) const {
+        if (!buckets_) return TTProbe{};
+        return find(*bucket_of(k), k);
+    }
+    TTProbe probe_shared(const TTKey& k) const {
+        if (!buckets_) return TTProbe{};
+        if (atomic16_) return probe_atomic16(k);
+        return probe_seqlock(k);
+    }
     // Starts loading k's bucket into the cache (a hint; no effect on contents).
     void prefetch(const TTKey& k) const {
         if (buckets_) __builtin_prefetch(bucket_of(k));
@@ -175,8 +247,11 @@ public:
     // Records lower <= v <= upper (use -127 / 127 for "no bound") and the best pit (-1:
     // none) for k, after a search of `nodes` nodes.
     void store(const TTKey& k, int lower, int upper, int move, uint64_t nodes);
-    // Returns what it did (for add_used()).
-    Outcome store_shared(const TTKey& k, int lower, int upper, int move, uint64_t nodes);
+    // Adds what it did to `counts` (for add_used(); counted here, in the call the search
+    // makes anyway, the counts cost the parallel search 12 instructions a store less than
+    // counted by the caller: callgrind, results/parallel.md, session 9).
+    void store_shared(const TTKey& k, int lower, int upper, int move, uint64_t nodes,
+                      StoreCounts& counts);
 
     // Whether the shared calls use whole-entry atomic moves (kAtomic16) or the seqlock.
     bool atomic16() const { return atomic16_; }
@@ -206,15 +281,37 @@ private:
     // growing, keeps the current table and stops growing (max_bytes_ shrinks to it).
     void resize(size_t buckets, int touch_threads = 1);
     void insert(const Entry& e);      // places a whole entry (rehash)
-    static TTProbe find(const Bucket& b, const TTKey& k);  // k's entry in b, if any
+    static TTProbe find(const Bucket& b, const TTKey& k) {  // k's entry in b, if any
+        for (const Entry& e : b.e)
+            if (tt_detail::matches(e.w0, e.w1, k)) return tt_detail::found_entry(e.w1);
+        return TTProbe{};
+    }
     // Merges or places k's entry in b (no growth): what it did, and the entry it wrote.
     struct Placed {
         Outcome outcome;
         int slot;
     };
     static Placed update(Bucket& b, const TTKey& k, int lower, int upper, int move, int lognodes);
-    TTProbe probe_atomic16(const TTKey& k) const;
+    TTProbe probe_atomic16(const TTKey& k) const {
+        using namespace tt_detail;
+        const Bucket* b = bucket_of(k);
+        for (const Entry& e : b->e) {
+#if defined(__x86_64__)
+            // Word 1 is taken out of the register only for an entry whose word 0 matches.
+            const __m128i v = load_entry(&e);
+            if (word0(v) != k.lo) continue;
+            const uint64_t w0 = k.lo, w1 = word1(v);
+#else
+            uint64_t w0, w1;
+            load_entry(&e, w0, w1);
+#endif
+            if (matches(w0, w1, k)) return found_entry(w1);
+        }
+        return TTProbe{};
+    }
+    TTProbe probe_seqlock(const TTKey& k) const;
     Outcome store_atomic16(const TTKey& k, int lower, int upper, int move, uint64_t nodes);
+    Outcome store_seqlock(const TTKey& k, int lower, int upper, int move, uint64_t nodes);
     uint64_t lock(Bucket* b) const;   // spins until locked; returns entry 0's word 1
 
     size_t max_bytes_;

@@ -61,8 +61,11 @@ TEST_SUITE("parallel") {
         tt.reserve(1);
         REQUIRE(tt.bytes() == 64);  // one bucket
         std::atomic<int> bad{0}, found{0};
+        std::atomic<int> miscounted{0};
         auto hammer = [&](int id) {
             std::mt19937_64 rng(1234 + id);
+            kalah::TranspositionTable::StoreCounts counts;
+            uint64_t stores = 0;
             for (int i = 0; i < 200000; ++i) {
                 const uint64_t key_lo = rng() % 8 * 0x0101010101ull;
                 const uint32_t key_hi = uint32_t(rng() % 8 * 0x01010101u);
@@ -72,7 +75,8 @@ TEST_SUITE("parallel") {
                     const int lo = std::max(-127, v - int(rng() % 40));
                     const int hi = std::min(127, v + int(rng() % 40));
                     tt.store_shared(k, rng() % 3 ? lo : -127, rng() % 3 ? hi : 127,
-                                    int(rng() % 7) - 1, rng() % 100000);
+                                    int(rng() % 7) - 1, rng() % 100000, counts);
+                    ++stores;
                 } else {
                     const kalah::TTProbe p = tt.probe_shared(k);
                     if (p.found) {
@@ -82,12 +86,16 @@ TEST_SUITE("parallel") {
                     }
                 }
             }
+            // Every call counted once; a slot filled or a costly eviction at most once a call.
+            if (counts.stores != stores || counts.fresh + counts.costly > stores)
+                miscounted.fetch_add(1, std::memory_order_relaxed);
         };
         std::vector<std::thread> team;
         for (int id = 0; id < 4; ++id) team.emplace_back(hammer, id);
         for (std::thread& t : team) t.join();
         CHECK(found.load() > 1000);
         CHECK(bad.load() == 0);
+        CHECK(miscounted.load() == 0);
     }
 
     TEST_CASE("start positions: T = 2 and 4 give the single-thread values, both rules") {
