@@ -109,7 +109,7 @@ void TranspositionTable::clear() {
 }
 
 void TranspositionTable::grow(int threads) {
-    resize(buckets_ * 4, threads > 1 && bytes() >= kTouchBytes ? threads : 1);
+    resize(buckets_ * 4, threads > 1 && bytes() * 4 >= kTouchBytes ? threads : 1);
 }
 
 void TranspositionTable::resize(size_t buckets, int touch_threads) {

@@ -133,7 +133,8 @@ inline void store_entry(void*, uint64_t, uint64_t) {}
 // entry, holding true bounds of its own key, which is all a probe relies on. No locks and
 // no read-modify-write instructions: with the seqlock below, the parallel search run on
 // one thread executed 34% more instructions than the plain search, with these moves 8%
-// (callgrind, Kalah(6,3); results/parallel.md, session 7). ThreadSanitizer cannot see
+// (callgrind, Kalah(6,3); results/parallel.md, session 7), 4% since its probes are inline
+// (session 9). ThreadSanitizer cannot see
 // these moves, so its builds use the seqlock (the tests exercise both ways).
 //
 // kSeqlock (elsewhere, and under ThreadSanitizer): every access to the table's words is a
@@ -217,20 +218,25 @@ public:
                 (costly_ + more_costly) * kCostlyShare >= entries);
     }
     // Fourfold, rehashing (no concurrent calls). For a parallel search (threads > 1)
-    // whose table is already kTouchBytes or more, the fresh pages are first touched by
-    // `threads` threads together (first touches are most of a large growth's cost: on this
-    // machine up to 2.4 s a GiB of memory the host has not backed yet). Session 5 jumped
+    // growing to kTouchBytes or more, the fresh pages are first touched by `threads`
+    // threads together (first touches are most of a growth's cost: on this machine up to
+    // 2.4 s a GiB of memory the host has not backed yet). From 16 MiB since session 9 (it
+    // was 256 MiB): Kalah(6,4) with layers 0..26 grows 4 -> 16 MiB in every two-thread
+    // search, the team stopped for a median 38 ms (13 growths; 7-8% of the search),
+    // 23-33 ms (4) with both threads touching (results/parallel.md, session 9). Session 5 jumped
     // to the whole budget here instead, to stop the team fewer times; with the costly-
     // eviction rule above the fourfold step is as fast on Kalah(5,5) and 20-35% faster on
     // Kalah(6,4) with layers 0..22 on two threads, which the jump took to 1 GiB
     // (results/parallel.md, session 6).
     void grow(int threads = 1);
-    static constexpr size_t kTouchBytes = size_t(64) << 20;
+    static constexpr size_t kTouchBytes = size_t(16) << 20;
     void clear();
 
-    // Inline (with the 16-byte path of probe_shared): as calls they were 8% of the
-    // search's instructions, probe_shared() 16 a probe more than probe() for the register
-    // saves of its seqlock path (callgrind, results/parallel.md, session 9).
+    // Inline, with the 16-byte path of probe_shared(): as calls, the register saves of
+    // probe_shared()'s seqlock path cost 16 instructions a probe more than probe(). Kalah(6,3)
+    // on one thread, plain and parallel code path: 3,720.6 M and 4,011.9 M instructions
+    // with calls, 3,649.4 M and 3,804.9 M inline, with the store counts kept by
+    // store_shared() (callgrind, results/parallel.md, session 9).
     TTProbe probe(const TTKey& k) const {
         if (!buckets_) return TTProbe{};
         return find(*bucket_of(k), k);
