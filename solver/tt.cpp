@@ -126,21 +126,6 @@ void TranspositionTable::resize(size_t buckets, int touch_threads) {
         max_bytes_ = buckets_ * sizeof(Bucket);
         return;
     }
-    if (touch_threads > 1) {
-        // Fault the pages in on several threads (the kernel zeroes each; the rehash below
-        // then writes into memory already mapped). One write a 4 KiB page, so that it
-        // works whether or not the kernel gave huge pages.
-        char* const base = static_cast<char*>(fresh.data());
-        const size_t bytes = buckets * sizeof(Bucket), pages = (bytes + 4095) / 4096;
-        auto touch = [base, pages, touch_threads](int t) {
-            for (size_t i = pages * t / touch_threads; i < pages * (t + 1) / touch_threads; ++i)
-                static_cast<volatile char*>(base)[i * 4096] = 0;
-        };
-        std::vector<std::thread> team;
-        for (int t = 1; t < touch_threads; ++t) team.emplace_back(touch, t);
-        touch(0);
-        for (std::thread& th : team) th.join();
-    }
     const Bucket* old = table_;
     const size_t old_buckets = buckets_;
     HugePages old_memory = std::move(memory_);  // freed after the rehash
@@ -149,20 +134,53 @@ void TranspositionTable::resize(size_t buckets, int touch_threads) {
     buckets_ = buckets;
     used_ = 0;
     costly_ = 0;
-    for (size_t i = 0; i < old_buckets; ++i)
-        for (const Entry& e : old[i].e)
-            if (e.w1 & kUsed) insert(e);
+    // With several threads, each faults in a share of the fresh pages (the kernel zeroes
+    // each; one write a 4 KiB page, so that it works whether or not the kernel gave huge
+    // pages). When the new size is a multiple r of the old one, which every growth is, old
+    // bucket i's entries can only go to new buckets r*i .. r*i + r - 1 (bucket_of() takes
+    // the high word of hash * buckets), so thread t also rehashes the old buckets whose
+    // new ones it touched: no two threads write one bucket.
+    const int team = touch_threads > 1 ? touch_threads : 1;
+    const size_t ratio = old_buckets && buckets % old_buckets == 0 ? buckets / old_buckets : 0;
+    std::vector<uint64_t> filled(team, 0);
+    auto work = [&](int t) {
+        const size_t lo = old_buckets * t / team, hi = old_buckets * (t + 1) / team;
+        if (team > 1) {
+            char* const base = reinterpret_cast<char*>(table_);
+            const size_t bytes = buckets * sizeof(Bucket), pages = (bytes + 4095) / 4096;
+            const size_t first = ratio ? lo * ratio * sizeof(Bucket) / 4096 : pages * t / team;
+            const size_t last = ratio ? (hi * ratio * sizeof(Bucket) + 4095) / 4096
+                                      : pages * (t + 1) / team;
+            for (size_t i = first; i < last; ++i) static_cast<volatile char*>(base)[i * 4096] = 0;
+        }
+        if (team > 1 && !ratio) return;
+        uint64_t f = 0;
+        for (size_t i = lo; i < hi; ++i)
+            for (const Entry& e : old[i].e)
+                if (e.w1 & kUsed) f += insert(e);
+        filled[t] = f;
+    };
+    std::vector<std::thread> threads;
+    for (int t = 1; t < team; ++t) threads.emplace_back(work, t);
+    work(0);
+    for (std::thread& th : threads) th.join();
+    if (team > 1 && !ratio)  // touched on all threads; rehashed here
+        for (size_t i = 0; i < old_buckets; ++i)
+            for (const Entry& e : old[i].e)
+                if (e.w1 & kUsed) filled[0] += insert(e);
+    for (uint64_t f : filled) used_ += f;
 }
 
-void TranspositionTable::insert(const Entry& e) {
+bool TranspositionTable::insert(const Entry& e) {
     Bucket* b = bucket_of(TTKey::from_parts(e.w0, uint32_t(e.w1)));
     Entry* victim = nullptr;
     for (Entry& x : b->e)
         if (!victim || (victim->w1 & kUsed && (!(x.w1 & kUsed) ||
                                                lognodes_of(x.w1) < lognodes_of(victim->w1))))
             victim = &x;
-    if (!(victim->w1 & kUsed)) ++used_;
+    const bool fills = !(victim->w1 & kUsed);
     *victim = e;
+    return fills;
 }
 
 

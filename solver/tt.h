@@ -218,12 +218,14 @@ public:
                 (costly_ + more_costly) * kCostlyShare >= entries);
     }
     // Fourfold, rehashing (no concurrent calls). For a parallel search (threads > 1)
-    // growing to kTouchBytes or more, the fresh pages are first touched by `threads`
-    // threads together (first touches are most of a growth's cost: on this machine up to
-    // 2.4 s a GiB of memory the host has not backed yet). From 16 MiB since session 9 (it
-    // was 256 MiB): Kalah(6,4) with layers 0..26 grows 4 -> 16 MiB in every two-thread
-    // search, the team stopped for a median 38 ms (13 growths; 7-8% of the search),
-    // 23-33 ms (4) with both threads touching (results/parallel.md, session 9). Session 5 jumped
+    // growing to kTouchBytes or more, `threads` threads touch the fresh pages and rehash
+    // the entries, each its share (first touches are most of a growth's cost: on this
+    // machine up to 2.4 s a GiB of memory the host has not backed yet). Since session 9,
+    // from 16 MiB (it was 256 MiB, touched in parallel and rehashed on one thread):
+    // Kalah(6,4) with layers 0..26 grows 4 -> 16 MiB in every two-thread search, the team
+    // stopped for a median 38 ms (13 growths; 7-8% of the search), 23-33 ms (4) with both
+    // threads touching; BM_TTGrow (64 -> 256 MiB) 33-41 ms against 48-52 ms when the pages
+    // were cheap to touch, 107-154 ms either way when not (results/parallel.md). Session 5 jumped
     // to the whole budget here instead, to stop the team fewer times; with the costly-
     // eviction rule above the fourfold step is as fast on Kalah(5,5) and 20-35% faster on
     // Kalah(6,4) with layers 0..22 on two threads, which the jump took to 1 GiB
@@ -282,11 +284,14 @@ private:
     }
     // Buckets the byte budget allows (at least one).
     size_t budget_buckets() const { return std::max<size_t>(max_bytes_ / sizeof(Bucket), 1); }
-    // Rehashes every entry into a new table of `buckets` buckets, whose pages
-    // `touch_threads` threads fault in first if more than one; if memory runs out while
-    // growing, keeps the current table and stops growing (max_bytes_ shrinks to it).
+    // Rehashes every entry into a new table of `buckets` buckets; with touch_threads > 1,
+    // that many threads fault its pages in and, when `buckets` is a multiple of the old
+    // count, rehash too. If memory runs out while growing, keeps the current table and
+    // stops growing (max_bytes_ shrinks to it).
     void resize(size_t buckets, int touch_threads = 1);
-    void insert(const Entry& e);      // places a whole entry (rehash)
+    // Places a whole entry (rehash); tells whether it filled an empty slot. Only touches
+    // the entry's own bucket.
+    bool insert(const Entry& e);
     static TTProbe find(const Bucket& b, const TTKey& k) {  // k's entry in b, if any
         for (const Entry& e : b.e)
             if (tt_detail::matches(e.w0, e.w1, k)) return tt_detail::found_entry(e.w1);

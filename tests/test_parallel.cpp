@@ -148,9 +148,10 @@ TEST_SUITE("parallel") {
         CHECK(par.stats().tt_bytes > 0);
         CHECK(par.stats().tt_bytes < kalah::TranspositionTable::kTouchBytes);
 
-        // Growth of a table of kTouchBytes or more: fourfold for one thread and for
-        // several (whose threads touch the new pages first), contents kept either way.
-        for (int threads : {1, 2}) {
+        // Growth to kTouchBytes and beyond: fourfold for one thread and for several (whose
+        // threads touch the new pages and rehash their shares of the old buckets), contents
+        // kept either way (three threads: shares of unequal sizes).
+        for (int threads : {1, 2, 3}) {
             CAPTURE(threads);
             kalah::TranspositionTable tt(kalah::TranspositionTable::kTouchBytes * 16);
             tt.reserve(100);
