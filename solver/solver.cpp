@@ -33,8 +33,13 @@ constexpr uint64_t kFreshBatch = 4096;
 // 0..26, two threads: 3.1 M -> 2.4 M nodes, 0.85 -> 0.73 s; results/parallel.md,
 // session 4), except at the root of a pass expected to fail high (Worker::follow_root,
 // session 5). Only the order changes, never the result (a collision in the busy table
-// only defers a move).
-constexpr int kBusyMinSeeds = 14;
+// only defers a move). From 24 seeds since session 9 (it was 14): below that a mark costs
+// more than the duplicate search it saves. Two threads, no database, alternated runs:
+// Kalah(6,4) standard median 25.2 s against 27.9 s (seven pairs; 248-360 against 313-374
+// ns of CPU a node), empty-capture alike (four pairs); nodes within the runs' spread, also
+// on Kalah(5,4) and Kalah(6,3) (results/parallel.md, session 9). With layers 0..22 or
+// 0..26 every searched node of Kalah(5,5) and Kalah(6,4) has 23 or more seeds.
+constexpr int kBusyMinSeeds = 24;
 constexpr size_t kBusySize = size_t(1) << 16;
 // A search from a position with at least this many seeds above the database (or in all,
 // without one) takes the whole TT budget at once instead of growing it: the searches of
