@@ -146,9 +146,12 @@ void TranspositionTable::resize(size_t buckets, int touch_threads) {
     auto work = [&](int t) {
         const size_t lo = old_buckets * t / team, hi = old_buckets * (t + 1) / team;
         if (team > 1) {
+            // The pages that start inside this thread's share of the new buckets: every
+            // byte a thread writes is in its own share, even where a share ends mid-page.
             char* const base = reinterpret_cast<char*>(table_);
             const size_t bytes = buckets * sizeof(Bucket), pages = (bytes + 4095) / 4096;
-            const size_t first = ratio ? lo * ratio * sizeof(Bucket) / 4096 : pages * t / team;
+            const size_t first = ratio ? (lo * ratio * sizeof(Bucket) + 4095) / 4096
+                                       : pages * t / team;
             const size_t last = ratio ? (hi * ratio * sizeof(Bucket) + 4095) / 4096
                                       : pages * (t + 1) / team;
             for (size_t i = first; i < last; ++i) static_cast<volatile char*>(base)[i * 4096] = 0;
