@@ -150,10 +150,10 @@ void TranspositionTable::resize(size_t buckets, int touch_threads) {
             // byte a thread writes is in its own share, even where a share ends mid-page.
             char* const base = reinterpret_cast<char*>(table_);
             const size_t bytes = buckets * sizeof(Bucket), pages = (bytes + 4095) / 4096;
-            const size_t first = ratio ? (lo * ratio * sizeof(Bucket) + 4095) / 4096
-                                       : pages * t / team;
-            const size_t last = ratio ? (hi * ratio * sizeof(Bucket) + 4095) / 4096
-                                      : pages * (t + 1) / team;
+            const size_t first =
+                ratio ? (lo * ratio * sizeof(Bucket) + 4095) / 4096 : pages * t / team;
+            const size_t last =
+                ratio ? (hi * ratio * sizeof(Bucket) + 4095) / 4096 : pages * (t + 1) / team;
             for (size_t i = first; i < last; ++i) static_cast<volatile char*>(base)[i * 4096] = 0;
         }
         if (team > 1 && !ratio) return;
@@ -185,7 +185,6 @@ bool TranspositionTable::insert(const Entry& e) {
     *victim = e;
     return fills;
 }
-
 
 TranspositionTable::Placed TranspositionTable::update(Bucket& b, const TTKey& k, int lower,
                                                       int upper, int move, int lognodes) {
@@ -303,9 +302,8 @@ void TranspositionTable::store_shared(const TTKey& k, int lower, int upper, int 
     ++counts.stores;
 }
 
-TranspositionTable::Outcome TranspositionTable::store_seqlock(const TTKey& k, int lower,
-                                                              int upper, int move,
-                                                              uint64_t nodes) {
+TranspositionTable::Outcome TranspositionTable::store_seqlock(const TTKey& k, int lower, int upper,
+                                                              int move, uint64_t nodes) {
     Bucket* b = bucket_of(k);
     Bucket copy;
     const uint64_t w = lock(b);
