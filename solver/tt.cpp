@@ -136,27 +136,24 @@ void TranspositionTable::resize(size_t buckets, int touch_threads) {
     costly_ = 0;
     // With several threads, each faults in a share of the fresh pages (the kernel zeroes
     // each; one write a 4 KiB page, so that it works whether or not the kernel gave huge
-    // pages). When the new size is a multiple r of the old one, which every growth is, old
-    // bucket i's entries can only go to new buckets r*i .. r*i + r - 1 (bucket_of() takes
-    // the high word of hash * buckets), so thread t also rehashes the old buckets whose
-    // new ones it touched: no two threads write one bucket.
-    const int team = touch_threads > 1 ? touch_threads : 1;
+    // pages) and rehashes into it. That needs the new size to be a multiple r of the old
+    // one, which every growth is: old bucket i's entries can only go to new buckets
+    // r*i .. r*i + r - 1 (bucket_of() takes the high word of hash * buckets), so thread t
+    // rehashes a range of old buckets into its own range of new ones, and no two threads
+    // write one bucket. Other resizes (reserve()) run on this thread.
     const size_t ratio = old_buckets && buckets % old_buckets == 0 ? buckets / old_buckets : 0;
+    const int team = touch_threads > 1 && ratio ? touch_threads : 1;
     std::vector<uint64_t> filled(team, 0);
     auto work = [&](int t) {
         const size_t lo = old_buckets * t / team, hi = old_buckets * (t + 1) / team;
         if (team > 1) {
-            // The pages that start inside this thread's share of the new buckets: every
+            // The pages that begin inside this thread's share of the new buckets: every
             // byte a thread writes is in its own share, even where a share ends mid-page.
             char* const base = reinterpret_cast<char*>(table_);
-            const size_t bytes = buckets * sizeof(Bucket), pages = (bytes + 4095) / 4096;
-            const size_t first =
-                ratio ? (lo * ratio * sizeof(Bucket) + 4095) / 4096 : pages * t / team;
-            const size_t last =
-                ratio ? (hi * ratio * sizeof(Bucket) + 4095) / 4096 : pages * (t + 1) / team;
+            const size_t first = (lo * ratio * sizeof(Bucket) + 4095) / 4096;
+            const size_t last = (hi * ratio * sizeof(Bucket) + 4095) / 4096;
             for (size_t i = first; i < last; ++i) static_cast<volatile char*>(base)[i * 4096] = 0;
         }
-        if (team > 1 && !ratio) return;
         uint64_t f = 0;
         for (size_t i = lo; i < hi; ++i)
             for (const Entry& e : old[i].e)
@@ -167,10 +164,6 @@ void TranspositionTable::resize(size_t buckets, int touch_threads) {
     for (int t = 1; t < team; ++t) threads.emplace_back(work, t);
     work(0);
     for (std::thread& th : threads) th.join();
-    if (team > 1 && !ratio)  // touched on all threads; rehashed here
-        for (size_t i = 0; i < old_buckets; ++i)
-            for (const Entry& e : old[i].e)
-                if (e.w1 & kUsed) filled[0] += insert(e);
     for (uint64_t f : filled) used_ += f;
 }
 

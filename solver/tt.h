@@ -76,11 +76,6 @@ inline __m128i load_entry(const void* p) {
 }
 inline uint64_t word0(__m128i v) { return uint64_t(_mm_cvtsi128_si64(v)); }
 inline uint64_t word1(__m128i v) { return uint64_t(_mm_cvtsi128_si64(_mm_unpackhi_epi64(v, v))); }
-inline void load_entry(const void* p, uint64_t& w0, uint64_t& w1) {
-    const __m128i v = load_entry(p);
-    w0 = word0(v);
-    w1 = word1(v);
-}
 inline void store_entry(void* p, uint64_t w0, uint64_t w1) {
     const __m128i v = _mm_set_epi64x(int64_t(w1), int64_t(w0));
     asm volatile("movdqa %1, %0" : "=m"(*static_cast<__m128i*>(p)) : "x"(v));
@@ -134,8 +129,8 @@ inline void store_entry(void*, uint64_t, uint64_t) {}
 // no read-modify-write instructions: with the seqlock below, the parallel search run on
 // one thread executed 34% more instructions than the plain search, with these moves 8%
 // (callgrind, Kalah(6,3); results/parallel.md, session 7), 4% since its probes are inline
-// (session 9). ThreadSanitizer cannot see
-// these moves, so its builds use the seqlock (the tests exercise both ways).
+// (session 9). ThreadSanitizer cannot see these moves, so its builds use the seqlock (the
+// tests exercise both ways).
 //
 // kSeqlock (elsewhere, and under ThreadSanitizer): every access to the table's words is a
 // C++ atomic (relaxed unless said), so there is no data race, and a bucket is a seqlock:
@@ -224,8 +219,8 @@ public:
     // from 16 MiB (it was 256 MiB, touched in parallel and rehashed on one thread):
     // Kalah(6,4) with layers 0..26 grows 4 -> 16 MiB in every two-thread search, the team
     // stopped for a median 38 ms (13 growths; 7-8% of the search), 23-33 ms (4) with both
-    // threads touching; BM_TTGrow (64 -> 256 MiB) 33-41 ms against 48-52 ms when the pages
-    // were cheap to touch, 107-154 ms either way when not (results/parallel.md). Session 5 jumped
+    // threads touching; BM_TTGrow (64 -> 256 MiB) 33-41 ms against 47-53 ms when the pages
+    // were cheap to touch, 94-154 ms either way when not (results/parallel.md). Session 5 jumped
     // to the whole budget here instead, to stop the team fewer times; with the costly-
     // eviction rule above the fourfold step is as fast on Kalah(5,5) and 20-35% faster on
     // Kalah(6,4) with layers 0..22 on two threads, which the jump took to 1 GiB
@@ -255,9 +250,7 @@ public:
     // Records lower <= v <= upper (use -127 / 127 for "no bound") and the best pit (-1:
     // none) for k, after a search of `nodes` nodes.
     void store(const TTKey& k, int lower, int upper, int move, uint64_t nodes);
-    // Adds what it did to `counts` (for add_used(); counted here, in the call the search
-    // makes anyway, the counts cost the parallel search 12 instructions a store less than
-    // counted by the caller: callgrind, results/parallel.md, session 9).
+    // Adds what it did to `counts` (for add_used()).
     void store_shared(const TTKey& k, int lower, int upper, int move, uint64_t nodes,
                       StoreCounts& counts);
 
@@ -284,10 +277,10 @@ private:
     }
     // Buckets the byte budget allows (at least one).
     size_t budget_buckets() const { return std::max<size_t>(max_bytes_ / sizeof(Bucket), 1); }
-    // Rehashes every entry into a new table of `buckets` buckets; with touch_threads > 1,
-    // that many threads fault its pages in and, when `buckets` is a multiple of the old
-    // count, rehash too. If memory runs out while growing, keeps the current table and
-    // stops growing (max_bytes_ shrinks to it).
+    // Rehashes every entry into a new table of `buckets` buckets; with touch_threads > 1
+    // and `buckets` a multiple of the old count (a growth), that many threads fault its
+    // pages in and rehash, each its share. If memory runs out while growing, keeps the
+    // current table and stops growing (max_bytes_ shrinks to it).
     void resize(size_t buckets, int touch_threads = 1);
     // Places a whole entry (rehash); tells whether it filled an empty slot. Only touches
     // the entry's own bucket.
