@@ -25,6 +25,7 @@ const char* kTTHelp =
     "and larger";
 
 void add_solver_options(po::options_description& opts) {
+    // clang-format off
     opts.add_options()
         ("tt-mb", po::value<size_t>()->default_value(SolverOptions{}.tt_mb), kTTHelp)
         ("threads", po::value<int>()->default_value(omp_get_max_threads()),
@@ -32,9 +33,12 @@ void add_solver_options(po::options_description& opts) {
         ("ablate", po::value<std::string>()->default_value(""),
          "for measurements: comma-separated features to switch off: tt-move, ordering, etc, "
          "defer (parallel: plain lazy SMP, no deferral of busy children), follow (parallel: "
-         "helpers defer the root's first move in every pass), plain (one thread runs the "
-         "parallel code path as a team of one)")
+         "helpers defer the root's first move in every pass), root-defer (parallel: in a pass "
+         "expected to fail low, helpers defer the root's first move only if it is busy), "
+         "cut-move (parallel: a cut found past deferred moves is stored with its move), "
+         "plain (one thread runs the parallel code path as a team of one)")
         ("json", "print one JSON object");
+    // clang-format on
     add_db_options(opts, 8.0);
 }
 
@@ -51,13 +55,17 @@ SolverOptions solver_options(const po::variables_map& vm, const char* cmd, int m
     std::stringstream ab(vm["ablate"].as<std::string>());
     std::string f;
     while (std::getline(ab, f, ',')) {
+        // clang-format off
         if (f == "tt-move") o.use_tt_move = false;
         else if (f == "ordering") o.use_ordering = false;
         else if (f == "etc") o.use_etc = false;
         else if (f == "defer") o.use_defer = false;  // parallel: plain lazy SMP
         else if (f == "follow") o.use_follow = false;  // parallel: helpers defer at the root
+        else if (f == "root-defer") o.use_root_defer = false;  // parallel: may race
+        else if (f == "cut-move") o.use_cut_move_rule = false;  // parallel: cut moves
         else if (f == "plain") o.use_plain_path = false;  // a team of one
         else if (!f.empty()) throw InputError("--ablate: unknown feature '" + f + "'");
+        // clang-format on
     }
     if (progress) o.progress = [](const std::string& s) { std::cerr << s << "\n"; };
     // Last: the options are all valid before a line about the database is printed.

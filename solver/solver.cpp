@@ -32,7 +32,11 @@ constexpr uint64_t kFreshBatch = 4096;
 // do not follow the calling thread down its path in lockstep (Kalah(6,4) with layers
 // 0..26, two threads: 3.1 M -> 2.4 M nodes, 0.85 -> 0.73 s; results/parallel.md,
 // session 4), except at the root of a pass expected to fail high (Worker::follow_root,
-// session 5). Only the order changes, never the result (a collision in the busy table
+// session 5). At the root of the other passes they defer it even before it is busy
+// (Worker::defer_root, session 10): the calling thread marks it only after expanding the
+// root, so a helper often got there first and the two went through the first move's
+// subtree together, which cost Kalah(6,4) standard (no database) 20-40 M nodes more in
+// such a pass. Only the order changes, never the result (a collision in the busy table
 // only defers a move). From 24 seeds since session 9 (it was 14): below that a mark costs
 // more than the duplicate search it saves. Two threads, no database, alternated runs:
 // Kalah(6,4) standard median 25.2 s against 27.9 s (seven pairs; 248-360 against 313-374
@@ -84,6 +88,9 @@ struct Worker {
     // it (the pass is expected to fail high: its root is then a cut node, and the other
     // root moves are only speculation), or nullptr.
     const Board* follow_root = nullptr;
+    // Parallel only: a root whose first child the helpers defer even when it is not
+    // busy yet (the pass is expected to fail low), or nullptr.
+    const Board* defer_root = nullptr;
 };
 
 // One move from a node, played on a copy.
@@ -335,7 +342,9 @@ int Solver::Impl::search(Worker& w, const Board& b, const TTKey& key, int alpha,
     for (int k = 0; k < n + nd; ++k) {
         const int i = k < n ? idx[k] : deferred[k - n];
         const Child& c = kids[i];
-        if (defer && (k > 0 || (w.id > 0 && &b != w.follow_root)) && k < n && is_busy(c.key)) {
+        if (defer && k < n &&
+            (((k > 0 || (w.id > 0 && &b != w.follow_root)) && is_busy(c.key)) ||
+             (k == 0 && w.id > 0 && &b == w.defer_root))) {
             deferred[nd++] = i;
             continue;
         }
@@ -348,7 +357,15 @@ int Solver::Impl::search(Worker& w, const Board& b, const TTKey& key, int alpha,
         if (v > best) {
             best = v;
             best_pit = c.pit;
-            if (best >= beta) break;
+            if (best >= beta) {
+                // A cut found while better-ordered moves were deferred (another thread was
+                // busy in them) is stored without its move, keeping the move stored before.
+                // Such a move is often a weak one that just clears this pass's beta: stored
+                // as the node's first try, it fails the next pass and sends that pass
+                // through subtrees one thread never enters.
+                if (k < n && nd > 0 && opts.use_cut_move_rule) best_pit = -1;
+                break;
+            }
         }
     }
     const uint64_t searched = w.nodes - nodes_before;
@@ -422,7 +439,10 @@ int Solver::Impl::search_pass(int beta, const Board& pits, bool expect_high) {
         run_team(threads, [&](int id) {
             Worker w;
             w.id = id;
-            if (expect_high) w.follow_root = &pits;
+            if (expect_high)
+                w.follow_root = &pits;
+            else if (opts.use_root_defer)
+                w.defer_root = &pits;
             const int r = search<true>(w, pits, TTKey::of(pits), beta - 1, beta);
             // Only a thread that completed its search can move `state` from 0: a thread
             // that gave up did so because `state` was already non-zero.

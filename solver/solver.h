@@ -54,6 +54,13 @@ struct SolverOptions {
     // a pass that failed low), helpers search the root's first move with the calling
     // thread instead of deferring it (off: they defer it like any busy child).
     bool use_follow = true;
+    // Parallel search only: in the other passes (expected to fail low), helpers leave the
+    // root's first move to the calling thread even before it is busy, instead of racing
+    // it there at the start (off: they defer it only if it is busy when they look).
+    bool use_root_defer = true;
+    // Parallel search only: a cut found while better-ordered moves were deferred is
+    // stored without its move (off: with it, as any cut).
+    bool use_cut_move_rule = true;
     // With one thread, the plain search (no shared-table calls, no busy marks). Off: one
     // thread runs the parallel code path as a team of one, which measures what that path
     // costs with nothing shared (results/parallel.md, session 7).

@@ -98,7 +98,7 @@ TEST_SUITE("parallel") {
         CHECK(miscounted.load() == 0);
     }
 
-    TEST_CASE("start positions: T = 2 and 4 give the single-thread values, both rules") {
+    TEST_CASE("start positions: T = 2, 3 and 4 give the single-thread values, both rules") {
         struct Game {
             int m, n;
         };
@@ -117,9 +117,13 @@ TEST_SUITE("parallel") {
                 SolverOptions team_of_one = with_threads(1);
                 team_of_one.use_plain_path = false;
                 CHECK(Solver(g.m, rule, team_of_one).value(start) == v);
-                for (int t : {2, 4}) {
+                for (int t : {2, 3, 4}) {
                     CAPTURE(t);
-                    Solver par(g.m, rule, with_threads(t));
+                    // T = 3: deferral without the root and cut-move rules (`--ablate
+                    // root-defer,cut-move`), the order of sessions 5-9.
+                    SolverOptions o = with_threads(t);
+                    if (t == 3) o.use_root_defer = o.use_cut_move_rule = false;
+                    Solver par(g.m, rule, o);
                     CHECK(par.value(start) == v);
                     CHECK(par.stats().nodes > 0);
                     // The PV of the parallel solver replays to the same value.
