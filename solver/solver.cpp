@@ -35,14 +35,16 @@ constexpr uint64_t kFreshBatch = 4096;
 // session 5). At the root of the other passes they defer it even before it is busy
 // (Worker::defer_root, session 10): the calling thread marks it only after expanding the
 // root, so a helper often got there first and the two went through the first move's
-// subtree together, which cost Kalah(6,4) standard (no database) 20-40 M nodes more in
-// such a pass. Only the order changes, never the result (a collision in the busy table
-// only defers a move). From 24 seeds since session 9 (it was 14): below that a mark costs
-// more than the duplicate search it saves. Two threads, no database, alternated runs:
-// Kalah(6,4) standard median 25.2 s against 27.9 s (seven pairs; 248-360 against 313-374
-// ns of CPU a node), empty-capture alike (four pairs); nodes within the runs' spread, also
-// on Kalah(5,4) and Kalah(6,3) (results/parallel.md, session 9). With layers 0..22 or
-// 0..26 every searched node of Kalah(5,5) and Kalah(6,4) has 23 or more seeds.
+// subtree together: Kalah(6,4) standard without a database, two threads, its third pass
+// took 127-149 M nodes then against 92-108 M when the helper deferred (traced runs,
+// results/parallel.md, session 10). Only the order changes, never the result (a
+// collision in the busy table only defers a move). From 24 seeds since session 9 (it was
+// 14): below that a mark costs more than the duplicate search it saves. Two threads, no
+// database, alternated runs: Kalah(6,4) standard median 25.2 s against 27.9 s (seven
+// pairs; 248-360 against 313-374 ns of CPU a node), empty-capture alike (four pairs);
+// nodes within the runs' spread, also on Kalah(5,4) and Kalah(6,3) (results/parallel.md,
+// session 9). With layers 0..22 or 0..26 every searched node of Kalah(5,5) and Kalah(6,4)
+// has 23 or more seeds.
 constexpr int kBusyMinSeeds = 24;
 constexpr size_t kBusySize = size_t(1) << 16;
 // A search from a position with at least this many seeds above the database (or in all,
@@ -362,7 +364,9 @@ int Solver::Impl::search(Worker& w, const Board& b, const TTKey& key, int alpha,
                 // busy in them) is stored without its move, keeping the move stored before.
                 // Such a move is often a weak one that just clears this pass's beta: stored
                 // as the node's first try, it fails the next pass and sends that pass
-                // through subtrees one thread never enters.
+                // through subtrees one thread never enters. Kalah(6,4) standard without a
+                // database, two threads, seven runs each: median 154.8 M -> 142.3 M nodes
+                // (results/parallel.md, session 10). One thread never defers: unchanged.
                 if (k < n && nd > 0 && opts.use_cut_move_rule) best_pit = -1;
                 break;
             }
