@@ -344,9 +344,11 @@ int Solver::Impl::search(Worker& w, const Board& b, const TTKey& key, int alpha,
     for (int k = 0; k < n + nd; ++k) {
         const int i = k < n ? idx[k] : deferred[k - n];
         const Child& c = kids[i];
+        // A busy child waits, except a node's first child: only helpers defer that one,
+        // always at a defer_root, never at a follow_root, elsewhere when it is busy.
         if (defer && k < n &&
-            (((k > 0 || (w.id > 0 && &b != w.follow_root)) && is_busy(c.key)) ||
-             (k == 0 && w.id > 0 && &b == w.defer_root))) {
+            (k > 0 ? is_busy(c.key)
+                   : w.id > 0 && (&b == w.defer_root || (&b != w.follow_root && is_busy(c.key))))) {
             deferred[nd++] = i;
             continue;
         }

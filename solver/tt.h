@@ -219,8 +219,9 @@ public:
     // from 16 MiB (it was 256 MiB, touched in parallel and rehashed on one thread):
     // Kalah(6,4) with layers 0..26 grows 4 -> 16 MiB in every two-thread search, the team
     // stopped for a median 38 ms (13 growths; 7-8% of the search), 23-33 ms (4) with both
-    // threads touching; BM_TTGrow (64 -> 256 MiB) 33-41 ms against 47-53 ms when the pages
-    // were cheap to touch, 94-154 ms either way when not (results/parallel.md). Session 5 jumped
+    // threads touching; BM_TTGrow (64 -> 256 MiB), nine runs of each in session 10: 32-109
+    // ms on two threads against 93-304 ms on one, by how cheap the host made the fresh
+    // pages (results/parallel.md, sessions 9 and 10). Session 5 jumped
     // to the whole budget here instead, to stop the team fewer times; with the costly-
     // eviction rule above the fourfold step is as fast on Kalah(5,5) and 20-35% faster on
     // Kalah(6,4) with layers 0..22 on two threads, which the jump took to 1 GiB
