@@ -85,7 +85,7 @@ void BM_DependentRead(benchmark::State& state) {
     for (auto _ : state) at = p[at];
     benchmark::DoNotOptimize(at);
 }
-BENCHMARK(BM_DependentRead)->Arg(4)->Arg(64)->Arg(1024);
+BENCHMARK(BM_DependentRead)->Arg(4)->Arg(64)->Arg(256)->Arg(512)->Arg(1024);
 
 // One iteration: map 256 MiB (kalah::HugePages) and write one byte every 4 KiB. On this VM
 // it depends on what ran just before: memory the host has taken back (virtio_balloon)

@@ -46,6 +46,17 @@ constexpr uint64_t kFreshBatch = 4096;
 // session 9). With layers 0..22 or 0..26 every searched node of Kalah(5,5) and Kalah(6,4)
 // has 23 or more seeds.
 constexpr int kBusyMinSeeds = 24;
+// With a database, marks only from this many seeds above its top layer (session 11): the
+// nodes just above the database are most of a search and their subtrees are a few nodes,
+// so their marks cost (shared cache lines written at every node, read by the other
+// thread) and save nothing. Kalah(5,5) empty-capture with layers 0..22 (every node has 23
+// or more seeds), two threads, alternated runs: median 12.5 s (eight runs) with marks from
+// 24 seeds against 10.4 s (twenty runs, marks from 33, 39, 43 or 47), 410 -> 330 ns of CPU
+// a node; nodes 58.7-62.3 M either way, and still 53.9-63.4 M with marks only from 47
+// seeds, so the split that saves nodes is made near the root. Kalah(5,5) standard and
+// Kalah(6,4) with layers 0..26: no change beyond the runs' spread (results/parallel.md,
+// session 11).
+constexpr int kBusyAboveDb = 10;
 constexpr size_t kBusySize = size_t(1) << 16;
 // A search from a position with at least this many seeds above the database (or in all,
 // without one) takes the whole TT budget at once instead of growing it: the searches of
@@ -331,7 +342,8 @@ int Solver::Impl::search(Worker& w, const Board& b, const TTKey& key, int alpha,
                 slot->store(0, std::memory_order_relaxed);
         }
     } mark;
-    const bool defer = Par && s >= kBusyMinSeeds && opts.use_defer;
+    const bool defer =
+        Par && s >= kBusyMinSeeds && s >= db_max + kBusyAboveDb && opts.use_defer;
     if (defer) {
         const uint64_t h = busy_hash(key);
         if (busy_slot(h).load(std::memory_order_relaxed) == 0) {

@@ -202,15 +202,38 @@ public:
     //   table's entries in all and then searched the same nodes in 16 MiB as in 64 MiB,
     //   in ~15% less time (results/solver.md, session 6); Kalah(5,4) standard without a
     //   database still grows to 64 MiB at the same moment (same nodes).
+    // - a growth past kFarBytes needs much more: costly evictions at least 1/kFarShare of
+    //   the entries (session 11). Here a dependent random read takes 151 ns in 64 MiB,
+    //   172 ns in 256 or 512 MiB and 244 ns in 1 GiB (BM_DependentRead), and the growth
+    //   256 MiB -> 1 GiB that Kalah(5,5) with layers 0..22 made under the rule above cost
+    //   more than it saved. One thread, three alternated pairs: standard 97.0 M nodes in
+    //   35.1-38.0 s with it against 113.5 M in 30.7-31.7 s without; empty-capture 52.3 M
+    //   in 17.3-18.9 s against 52.5 M in 13.8-16.1 s. Two threads: empty-capture 9.7-12.3
+    //   s against 8.8-10.6 s, standard the same (18.0, 19.3 s against 18.1-20.3 s). Their
+    //   costly evictions in 256 MiB stayed under a fifth of its entries; Kalah(6,4)
+    //   standard without a database, which needs 1 GiB (137.3 M nodes in 41.6-48.6 s,
+    //   against 290.8 M in 64.0-64.4 s in 256 MiB), evicts 1.4 times its entries. Session
+    //   8 measured a milder rule the other way on Kalah(5,5) standard, one thread (results/
+    //   parallel.md, sessions 8 and 11): how dear the larger table is depends on the host.
     static constexpr size_t kCheapBytes = size_t(16) << 20;
+    static constexpr size_t kFarBytes = size_t(256) << 20;
     static constexpr int kCostlyLog2 = 4;
     static constexpr uint64_t kCostlyShare = 128;
+    static constexpr uint64_t kFarShare = 2;
     bool needs_growth(uint64_t more, uint64_t more_stores, uint64_t more_costly) const {
-        const uint64_t entries = buckets_ * 4;
-        return (used_ + more) * 4 > entries * 3 && buckets_ * 4 * sizeof(Bucket) <= max_bytes_ &&
-               (stores_ + more_stores) * 2 >= entries * 4 &&
-               (buckets_ * 4 * sizeof(Bucket) <= kCheapBytes ||
-                (costly_ + more_costly) * kCostlyShare >= entries);
+        return growth_wanted(buckets_, used_ + more, stores_ + more_stores, costly_ + more_costly,
+                             max_bytes_);
+    }
+    // The policy above as a pure function: should a table of `buckets` buckets (four
+    // entries each) with a budget of `max_bytes` grow, with `used` entries in use,
+    // `stores` stores since clear() and `costly` costly evictions since its last resize?
+    static bool growth_wanted(uint64_t buckets, uint64_t used, uint64_t stores, uint64_t costly,
+                              size_t max_bytes) {
+        const uint64_t entries = buckets * 4;
+        const uint64_t grown_bytes = buckets * 4 * sizeof(Bucket);
+        return used * 4 > entries * 3 && grown_bytes <= max_bytes && stores * 2 >= entries * 4 &&
+               (grown_bytes <= kCheapBytes ||
+                costly * (grown_bytes <= kFarBytes ? kCostlyShare : kFarShare) >= entries);
     }
     // Fourfold, rehashing (no concurrent calls). For a parallel search (threads > 1)
     // growing to kTouchBytes or more, `threads` threads touch the fresh pages and rehash

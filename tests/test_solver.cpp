@@ -1,6 +1,7 @@
 // Solver: brute-force reference values, published values, PV replay, MTD(f) guesses, CLI.
 #include <doctest/doctest.h>
 
+#include <initializer_list>
 #include <random>
 #include <string>
 #include <unordered_map>
@@ -98,6 +99,44 @@ TEST_SUITE("solver") {
         CHECK(kept > 1000);
         tt.reserve_budget();  // already there: no change
         CHECK(tt.bytes() == tt.max_bytes());
+    }
+
+    TEST_CASE("TT growth policy: store count up to kCheapBytes, costly evictions past it") {
+        using TT = kalah::TranspositionTable;
+        const size_t budget = TT::kFarBytes * 16;
+        // A table whose fourfold growth would take `grown` bytes (64-byte buckets of four
+        // 16-byte entries), full, with twice its entries stored: does it want to grow?
+        auto wanted = [&](size_t grown, uint64_t costly, size_t max_bytes) {
+            const uint64_t buckets = grown / 4 / 64;
+            const uint64_t entries = buckets * 4;
+            return TT::growth_wanted(buckets, entries, 2 * entries, costly, max_bytes);
+        };
+        auto entries_before = [](size_t grown) { return uint64_t(grown / 4 / 16); };
+        // Up to kCheapBytes: fill and store count alone.
+        CHECK(wanted(TT::kCheapBytes, 0, budget));
+        {
+            const uint64_t buckets = TT::kCheapBytes / 4 / 64, entries = buckets * 4;
+            CHECK_FALSE(TT::growth_wanted(buckets, entries * 3 / 4, 2 * entries, 0, budget));
+            CHECK_FALSE(TT::growth_wanted(buckets, entries, 2 * entries - 1, 0, budget));
+        }
+        // Past kCheapBytes up to kFarBytes: costly evictions of 1/kCostlyShare the entries.
+        for (const size_t grown : {TT::kCheapBytes * 4, TT::kFarBytes}) {
+            const uint64_t n = entries_before(grown);
+            CHECK_FALSE(wanted(grown, 0, budget));
+            CHECK_FALSE(wanted(grown, n / TT::kCostlyShare - 1, budget));
+            CHECK(wanted(grown, n / TT::kCostlyShare, budget));
+        }
+        // Past kFarBytes: costly evictions of 1/kFarShare the entries.
+        for (const size_t grown : {TT::kFarBytes * 4, TT::kFarBytes * 16}) {
+            const uint64_t n = entries_before(grown);
+            CHECK_FALSE(wanted(grown, n / TT::kCostlyShare, budget));
+            CHECK_FALSE(wanted(grown, n / TT::kFarShare - 1, budget));
+            CHECK(wanted(grown, n / TT::kFarShare, budget));
+        }
+        // Never past the budget.
+        CHECK_FALSE(wanted(TT::kCheapBytes, 0, TT::kCheapBytes - 1));
+        CHECK_FALSE(wanted(TT::kFarBytes * 4, entries_before(TT::kFarBytes * 4), TT::kFarBytes * 4 - 1));
+        static_assert(TT::kCheapBytes < TT::kFarBytes && TT::kFarShare < TT::kCostlyShare);
     }
 
     TEST_CASE("TT grows past kCheapBytes only once it evicts costly entries") {
