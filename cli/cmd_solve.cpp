@@ -36,6 +36,7 @@ void add_solver_options(po::options_description& opts) {
          "helpers defer the root's first move in every pass), root-defer (parallel: in a pass "
          "expected to fail low, helpers defer the root's first move only if it is busy), "
          "cut-move (parallel: a cut found past deferred moves is stored with its move), "
+         "cut-join (parallel: at expected cut nodes too, busy later moves are deferred), "
          "plain (one thread runs the parallel code path as a team of one)")
         ("json", "print one JSON object");
     // clang-format on
@@ -63,6 +64,7 @@ SolverOptions solver_options(const po::variables_map& vm, const char* cmd, int m
         else if (f == "follow") o.use_follow = false;  // parallel: helpers defer at the root
         else if (f == "root-defer") o.use_root_defer = false;  // parallel: may race
         else if (f == "cut-move") o.use_cut_move_rule = false;  // parallel: cut moves
+        else if (f == "cut-join") o.use_cut_join = false;  // parallel: defer at cut nodes
         else if (f == "plain") o.use_plain_path = false;  // a team of one
         else if (!f.empty()) throw InputError("--ablate: unknown feature '" + f + "'");
         // clang-format on

@@ -25,19 +25,19 @@ constexpr int kEtcMinSeeds = 8;
 constexpr int kEstimateDepth = 10;
 constexpr uint64_t kFreshBatch = 4096;
 // Parallel search, ABDADA-style deferral (SolverOptions::use_defer, on by default): a
-// thread announces the nodes with at least kBusyMinSeeds seeds it is searching in a
-// small table of busy positions; at such a node, a child that another thread is busy
-// with is searched last, when its result is likely in the TT. The calling thread never
-// defers a node's first child (ABDADA's eldest brother); helpers defer it too, so they
-// do not follow the calling thread down its path in lockstep (Kalah(6,4) with layers
-// 0..26, two threads: 3.1 M -> 2.4 M nodes, 0.85 -> 0.73 s; results/parallel.md,
-// session 4), except at the root of a pass expected to fail high (Worker::follow_root,
-// session 5). At the root of the other passes they defer it even before it is busy
-// (Worker::defer_root, session 10): the calling thread marks it only after expanding the
-// root, so a helper often got there first and the two went through the first move's
-// subtree together: Kalah(6,4) standard without a database, two threads, its third pass
-// took 127-149 M nodes then against 92-108 M when the helper deferred (traced runs,
-// results/parallel.md, session 10). Only the order changes, never the result (a
+// thread announces the nodes with at least kBusyMinSeeds seeds (and kBusyAboveDb above
+// the database) it is searching in a small table of busy positions; at such a node, a
+// child that another thread is busy with is searched last, when its result is likely in
+// the TT. The calling thread never defers a node's first child (ABDADA's eldest brother);
+// helpers defer it too, so they do not follow the calling thread down its path in
+// lockstep (Kalah(6,4) with layers 0..26, two threads: 3.1 M -> 2.4 M nodes, 0.85 -> 0.73
+// s; results/parallel.md, session 4), except at the root of a pass expected to fail high
+// (Worker::follow_root, session 5). At the root of the other passes they defer it even
+// before it is busy (Worker::defer_root, session 10): the calling thread marks it only
+// after expanding the root, so a helper often got there first and the two went through
+// the first move's subtree together: Kalah(6,4) standard without a database, two
+// threads, its third pass took 127-149 M nodes then against 92-108 M when the helper
+// deferred (traced runs, results/parallel.md, session 10). Only the order changes, never the result (a
 // collision in the busy table only defers a move). From 24 seeds since session 9 (it was
 // 14): below that a mark costs more than the duplicate search it saves. Two threads, no
 // database, alternated runs: Kalah(6,4) standard median 25.2 s against 27.9 s (seven
@@ -50,12 +50,13 @@ constexpr int kBusyMinSeeds = 24;
 // nodes just above the database are most of a search and their subtrees are a few nodes,
 // so their marks cost (shared cache lines written at every node, read by the other
 // thread) and save nothing. Kalah(5,5) empty-capture with layers 0..22 (every node has 23
-// or more seeds), two threads, alternated runs: median 12.5 s (eight runs) with marks from
-// 24 seeds against 10.4 s (twenty runs, marks from 33, 39, 43 or 47), 410 -> 330 ns of CPU
-// a node; nodes 58.7-62.3 M either way, and still 53.9-63.4 M with marks only from 47
-// seeds, so the split that saves nodes is made near the root. Kalah(5,5) standard and
-// Kalah(6,4) with layers 0..26: no change beyond the runs' spread (results/parallel.md,
-// session 11).
+// or more seeds), two threads, alternated scratch runs: median 12.7 s with marks from 24
+// seeds (four runs) against 9.7-10.8 s with marks from 32, 38, 42 or 46 (three to seven
+// runs each), 353-440 against 307-382 ns of CPU a node, nodes 53.9-63.4 M either way (71 M
+// only with the root alone marked): the split that saves nodes is made near the root.
+// Built in, against session 10's build, five alternated pairs: median 10.96 s against
+// 11.14 s, faster in four. Kalah(5,5) standard and Kalah(6,4) with layers 0..26: no change
+// beyond the runs' spread (results/parallel.md, session 11).
 constexpr int kBusyAboveDb = 10;
 constexpr size_t kBusySize = size_t(1) << 16;
 // A search from a position with at least this many seeds above the database (or in all,
@@ -104,6 +105,7 @@ struct Worker {
     // Parallel only: a root whose first child the helpers defer even when it is not
     // busy yet (the pass is expected to fail low), or nullptr.
     const Board* defer_root = nullptr;
+    const Board* root = nullptr;  // parallel only: the pass's root
 };
 
 // One move from a node, played on a copy.
@@ -186,7 +188,7 @@ struct Solver::Impl {
     void expand(const Board& b, int s, Expansion& x, bool prefetch_db) const;
     template <bool Par>
     int search(Worker& w, const Board& b, const TTKey& key, int alpha, int beta,
-               const Expansion* pre = nullptr);
+               const Expansion* pre = nullptr, bool cut = false);
     int search_pass(int beta, const Board& pits, bool expect_high);
     int estimate(const Board& b, int depth, int alpha, int beta) const;
     int mtdf(const Board& pits, int guess, bool report);
@@ -240,7 +242,7 @@ void Solver::Impl::expand(const Board& b, int s, Expansion& x, bool prefetch_db)
 // returning garbage and storing nothing, as soon as `stop` is set).
 template <bool Par>
 int Solver::Impl::search(Worker& w, const Board& b, const TTKey& key, int alpha, int beta,
-                         const Expansion* pre) {
+                         const Expansion* pre, bool cut) {
     ++w.nodes;
     auto probe = [this](const TTKey& k) { return Par ? tt.probe_shared(k) : tt.probe(k); };
     auto store = [this, &w](const TTKey& k, int lo_, int hi_, int mv, uint64_t n_) {
@@ -344,6 +346,7 @@ int Solver::Impl::search(Worker& w, const Board& b, const TTKey& key, int alpha,
     } mark;
     const bool defer =
         Par && s >= kBusyMinSeeds && s >= db_max + kBusyAboveDb && opts.use_defer;
+    const bool join_at_cut = opts.use_cut_join;
     if (defer) {
         const uint64_t h = busy_hash(key);
         if (busy_slot(h).load(std::memory_order_relaxed) == 0) {
@@ -356,18 +359,21 @@ int Solver::Impl::search(Worker& w, const Board& b, const TTKey& key, int alpha,
     for (int k = 0; k < n + nd; ++k) {
         const int i = k < n ? idx[k] : deferred[k - n];
         const Child& c = kids[i];
-        // A busy child waits, except a node's first child: only helpers defer that one,
-        // always at a defer_root, never at a follow_root, elsewhere when it is busy.
+        // A later child waits if it is busy, except at an expected cut node below the root
+        // (there the thread joins it); a node's first child waits only for helpers: always
+        // at a defer_root, never at a follow_root, elsewhere when it is busy.
         if (defer && k < n &&
-            (k > 0 ? is_busy(c.key)
+            (k > 0 ? !(cut && join_at_cut && &b != w.root) && is_busy(c.key)
                    : w.id > 0 && (&b == w.defer_root || (&b != w.follow_root && is_busy(c.key))))) {
             deferred[nd++] = i;
             continue;
         }
         const int a = std::max(alpha, best);
         const Expansion* xc = have_first && i == idx[0] ? &first : nullptr;
-        const int v = c.extra ? c.gain + search<Par>(w, c.b, c.key, a - c.gain, beta - c.gain, xc)
-                              : c.gain - search<Par>(w, c.b, c.key, c.gain - beta, c.gain - a, xc);
+        // The child's expected type: an extra move keeps this node's, any other flips it.
+        const int v =
+            c.extra ? c.gain + search<Par>(w, c.b, c.key, a - c.gain, beta - c.gain, xc, cut)
+                    : c.gain - search<Par>(w, c.b, c.key, c.gain - beta, c.gain - a, xc, !cut);
         // Another thread finished the pass: v may be garbage; unwind storing nothing.
         if (Par && state.load(std::memory_order_relaxed) != 0) return 0;
         if (v > best) {
@@ -457,11 +463,14 @@ int Solver::Impl::search_pass(int beta, const Board& pits, bool expect_high) {
         run_team(threads, [&](int id) {
             Worker w;
             w.id = id;
-            if (expect_high)
+            if (expect_high && opts.use_follow)
                 w.follow_root = &pits;
             else if (opts.use_root_defer)
                 w.defer_root = &pits;
-            const int r = search<true>(w, pits, TTKey::of(pits), beta - 1, beta);
+            w.root = &pits;
+            // The root's expected type is the pass's: a cut node if it should fail high.
+            const int r =
+                search<true>(w, pits, TTKey::of(pits), beta - 1, beta, nullptr, expect_high);
             // Only a thread that completed its search can move `state` from 0: a thread
             // that gave up did so because `state` was already non-zero.
             int expected = 0;
@@ -492,7 +501,7 @@ int Solver::Impl::mtdf(const Board& pits, int guess, bool report) {
         // On two threads this takes Kalah(5,5) empty-capture's first pass (layers 0..22)
         // from 13.5-16.8 M nodes to 8.7-10.4 M, one thread 9.0 M (results/parallel.md,
         // session 5).
-        const int r = search_pass(beta, pits, opts.use_follow && expect_high);
+        const int r = search_pass(beta, pits, expect_high);
         expect_high = r < beta;
         if (r >= beta)
             lower = r;

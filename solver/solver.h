@@ -61,6 +61,10 @@ struct SolverOptions {
     // Parallel search only: a cut found while better-ordered moves were deferred is
     // stored without its move (off: with it, as any cut).
     bool use_cut_move_rule = true;
+    // Parallel search only: at a node expected to be a cut node (below the root), a later
+    // child another thread is busy with is joined, not deferred (off: deferred, as at
+    // every node).
+    bool use_cut_join = true;
     // With one thread, the plain search (no shared-table calls, no busy marks). Off: one
     // thread runs the parallel code path as a team of one, which measures what that path
     // costs with nothing shared (results/parallel.md, session 7).

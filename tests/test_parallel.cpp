@@ -119,10 +119,10 @@ TEST_SUITE("parallel") {
                 CHECK(Solver(g.m, rule, team_of_one).value(start) == v);
                 for (int t : {2, 3, 4}) {
                     CAPTURE(t);
-                    // T = 3: deferral without the root and cut-move rules (`--ablate
-                    // root-defer,cut-move`), the order of sessions 5-9.
+                    // T = 3: deferral without the root, cut-move and cut-join rules
+                    // (`--ablate root-defer,cut-move,cut-join`), the order of sessions 5-9.
                     SolverOptions o = with_threads(t);
-                    if (t == 3) o.use_root_defer = o.use_cut_move_rule = false;
+                    if (t == 3) o.use_root_defer = o.use_cut_move_rule = o.use_cut_join = false;
                     Solver par(g.m, rule, o);
                     CHECK(par.value(start) == v);
                     CHECK(par.stats().nodes > 0);
