@@ -17,7 +17,8 @@ namespace po = boost::program_options;
 const char* kTTHelp =
     "transposition table size in MiB (default 1024: 16 bytes an entry, 64 M entries). It is "
     "the memory the search may use, allocated as the table fills (fourfold steps, past "
-    "16 MiB only while it keeps evicting results of large subtrees; all of it from the "
+    "16 MiB only while it keeps evicting results of large subtrees, past 256 MiB only once "
+    "it has evicted half its entries' worth of them; all of it from the "
     "start for whole games of 44 or more seeds above the database), so small problems "
     "stay small. "
     "Kalah(6,4) without a database needs no more: a 4096 MiB table "

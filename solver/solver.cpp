@@ -37,7 +37,19 @@ constexpr uint64_t kFreshBatch = 4096;
 // after expanding the root, so a helper often got there first and the two went through
 // the first move's subtree together: Kalah(6,4) standard without a database, two
 // threads, its third pass took 127-149 M nodes then against 92-108 M when the helper
-// deferred (traced runs, results/parallel.md, session 10). Only the order changes, never the result (a
+// deferred (traced runs, results/parallel.md, session 10). At a node expected to be a
+// cut node (below the root; the root's type is the pass's expectation, a move that
+// passes the turn flips it, an extra move keeps it), a busy later move is joined, not
+// deferred (session 11): the move another thread is in is the likely cut, and deferring
+// it sent the thread into siblings one thread never searches (traced: Kalah(5,5)
+// empty-capture's last root move, where the calling thread searched such a sibling for 6.2
+// M nodes while the helper proved the cut alone). Joined, the two split the all-nodes
+// below it. Two threads, alternated against `--ablate cut-join`, same binary: Kalah(5,5)
+// with layers 0..22 empty-capture 53.3-56.3 M nodes, 8.30 s median, against 60.6-61.7 M,
+// 9.34 s (four pairs), standard 113.5-113.9 M, 16.57 s against 126.7-131.6 M, 19.47 s
+// (three; one thread 113.5 M); Kalah(6,4) standard without a database 140.7-141.9 M
+// against 142.4-143.5 M (four), empty-capture and with layers 0..26 within the runs'
+// spread (results/parallel.md, session 11). Only the order changes, never the result (a
 // collision in the busy table only defers a move). From 24 seeds since session 9 (it was
 // 14): below that a mark costs more than the duplicate search it saves. Two threads, no
 // database, alternated runs: Kalah(6,4) standard median 25.2 s against 27.9 s (seven
@@ -344,8 +356,7 @@ int Solver::Impl::search(Worker& w, const Board& b, const TTKey& key, int alpha,
                 slot->store(0, std::memory_order_relaxed);
         }
     } mark;
-    const bool defer =
-        Par && s >= kBusyMinSeeds && s >= db_max + kBusyAboveDb && opts.use_defer;
+    const bool defer = Par && s >= kBusyMinSeeds && s >= db_max + kBusyAboveDb && opts.use_defer;
     const bool join_at_cut = opts.use_cut_join;
     if (defer) {
         const uint64_t h = busy_hash(key);

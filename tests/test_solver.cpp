@@ -8,8 +8,8 @@
 
 #include "brute_force.h"
 #include "cli_runner.h"
-#include "random_position.h"
 #include "core/notation.h"
+#include "random_position.h"
 #include "reference_engine.h"
 #include "solver/solver.h"
 #include "solver/tt.h"
@@ -135,7 +135,8 @@ TEST_SUITE("solver") {
         }
         // Never past the budget.
         CHECK_FALSE(wanted(TT::kCheapBytes, 0, TT::kCheapBytes - 1));
-        CHECK_FALSE(wanted(TT::kFarBytes * 4, entries_before(TT::kFarBytes * 4), TT::kFarBytes * 4 - 1));
+        CHECK_FALSE(
+            wanted(TT::kFarBytes * 4, entries_before(TT::kFarBytes * 4), TT::kFarBytes * 4 - 1));
         static_assert(TT::kCheapBytes < TT::kFarBytes && TT::kFarShare < TT::kCostlyShare);
     }
 
