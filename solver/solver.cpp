@@ -32,8 +32,8 @@ constexpr uint64_t kFreshBatch = 4096;
 // helpers defer it too, so they do not follow the calling thread down its path in
 // lockstep (Kalah(6,4) with layers 0..26, two threads: 3.1 M -> 2.4 M nodes, 0.85 -> 0.73
 // s; results/parallel.md, session 4), except at the root of a pass expected to fail high
-// (Worker::follow_root, session 5). At the root of the other passes they defer it even
-// before it is busy (Worker::defer_root, session 10): the calling thread marks it only
+// (Worker::RootFirst::kFollow, session 5). At the root of the other passes they defer it even
+// before it is busy (RootFirst::kDefer, session 10): the calling thread marks it only
 // after expanding the root, so a helper often got there first and the two went through
 // the first move's subtree together: Kalah(6,4) standard without a database, two
 // threads, its third pass took 127-149 M nodes then against 92-108 M when the helper
@@ -110,14 +110,12 @@ struct Worker {
     // Solver::Impl::report_table_counts).
     TranspositionTable::StoreCounts counts;
     int id = 0;  // 0: the calling thread; > 0: a helper of the parallel search
-    // Parallel only: a root whose first child the helpers search too instead of deferring
-    // it (the pass is expected to fail high: its root is then a cut node, and the other
-    // root moves are only speculation), or nullptr.
-    const Board* follow_root = nullptr;
-    // Parallel only: a root whose first child the helpers defer even when it is not
-    // busy yet (the pass is expected to fail low), or nullptr.
-    const Board* defer_root = nullptr;
     const Board* root = nullptr;  // parallel only: the pass's root
+    // Parallel only: what the helpers do with the root's first child. kFollow: search it
+    // too (the pass is expected to fail high: its root is then a cut node, and the other
+    // root moves are only speculation); kDefer: defer it even when it is not busy yet (the
+    // pass is expected to fail low); kIfBusy: defer it if busy, like any first child.
+    enum class RootFirst : uint8_t { kIfBusy, kFollow, kDefer } root_first = RootFirst::kIfBusy;
 };
 
 // One move from a node, played on a copy.
@@ -357,7 +355,9 @@ int Solver::Impl::search(Worker& w, const Board& b, const TTKey& key, int alpha,
         }
     } mark;
     const bool defer = Par && s >= kBusyMinSeeds && s >= db_max + kBusyAboveDb && opts.use_defer;
-    const bool join_at_cut = opts.use_cut_join;
+    const bool at_root = &b == w.root;
+    // At an expected cut node below the root, busy later children are joined, not deferred.
+    const bool join_busy = cut && !at_root && opts.use_cut_join;
     if (defer) {
         const uint64_t h = busy_hash(key);
         if (busy_slot(h).load(std::memory_order_relaxed) == 0) {
@@ -370,12 +370,13 @@ int Solver::Impl::search(Worker& w, const Board& b, const TTKey& key, int alpha,
     for (int k = 0; k < n + nd; ++k) {
         const int i = k < n ? idx[k] : deferred[k - n];
         const Child& c = kids[i];
-        // A later child waits if it is busy, except at an expected cut node below the root
-        // (there the thread joins it); a node's first child waits only for helpers: always
-        // at a defer_root, never at a follow_root, elsewhere when it is busy.
+        // A later child waits if it is busy (unless join_busy); a node's first child waits
+        // only for helpers: at the root as root_first says, elsewhere when it is busy.
         if (defer && k < n &&
-            (k > 0 ? !(cut && join_at_cut && &b != w.root) && is_busy(c.key)
-                   : w.id > 0 && (&b == w.defer_root || (&b != w.follow_root && is_busy(c.key))))) {
+            (k > 0 ? !join_busy && is_busy(c.key)
+                   : w.id > 0 && (at_root && w.root_first != Worker::RootFirst::kIfBusy
+                                      ? w.root_first == Worker::RootFirst::kDefer
+                                      : is_busy(c.key)))) {
             deferred[nd++] = i;
             continue;
         }
@@ -474,11 +475,11 @@ int Solver::Impl::search_pass(int beta, const Board& pits, bool expect_high) {
         run_team(threads, [&](int id) {
             Worker w;
             w.id = id;
-            if (expect_high && opts.use_follow)
-                w.follow_root = &pits;
-            else if (opts.use_root_defer)
-                w.defer_root = &pits;
             w.root = &pits;
+            if (expect_high && opts.use_follow)
+                w.root_first = Worker::RootFirst::kFollow;
+            else if (opts.use_root_defer)
+                w.root_first = Worker::RootFirst::kDefer;
             // The root's expected type is the pass's: a cut node if it should fail high.
             const int r =
                 search<true>(w, pits, TTKey::of(pits), beta - 1, beta, nullptr, expect_high);
