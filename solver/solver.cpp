@@ -109,7 +109,7 @@ struct Worker {
     // What this thread's TT stores did, not yet reported (parallel only;
     // Solver::Impl::report_table_counts).
     TranspositionTable::StoreCounts counts;
-    int id = 0;  // 0: the calling thread; > 0: a helper of the parallel search
+    int id = 0;                   // 0: the calling thread; > 0: a helper of the parallel search
     const Board* root = nullptr;  // parallel only: the pass's root
     // Parallel only: what the helpers do with the root's first child. kFollow: search it
     // too (the pass is expected to fail high: its root is then a cut node, and the other
