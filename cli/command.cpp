@@ -1,12 +1,13 @@
 // Subcommand registry, option parsing and error reporting shared by all subcommands.
 #include "cli/command.h"
 
-#include <iostream>
-
 #include <unistd.h>
+
+#include <iostream>
 
 #include "core/notation.h"
 #include "db/database.h"
+#include "db/format.h"
 
 namespace kalah::cli {
 namespace po = boost::program_options;
@@ -190,7 +191,13 @@ std::unique_ptr<db::Database> open_database(const po::variables_map& vm, const s
         throw InputError("--db-memory-gb must be a positive number of GiB");
     const std::string dir = vm["db"].as<std::string>();
     std::string why;
-    auto database = db::Database::open(dir, m, rule, static_cast<size_t>(gb * double(1ull << 30)), &why);
+    std::string damage;
+    auto database = db::Database::open(dir, m, rule, static_cast<size_t>(gb * double(1ull << 30)),
+                                       &why, &damage);
+    // A damaged file is an error (exit 1), not a smaller database: the user asked for
+    // this database, and `build-db` rebuilds exactly the damaged layers.
+    if (!damage.empty())
+        throw db::FormatError(dir + "/" + damage + " (kalah build-db rebuilds damaged layers)");
     if (!database) {
         std::cerr << "kalah " << cmd << ": no endgame database (" << why << "); searching without one\n";
         return nullptr;

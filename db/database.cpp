@@ -116,9 +116,12 @@ private:
 }  // namespace
 
 std::unique_ptr<Database> Database::open(const std::string& dir, int m, Rule rule,
-                                         size_t memory_bytes, std::string* why) {
+                                         size_t memory_bytes, std::string* why,
+                                         std::string* damage) {
+    std::string bad_file;  // the problem of the damaged file that ended the run, if any
     auto fail = [&](const std::string& w) -> std::unique_ptr<Database> {
         if (why) *why = w;
+        if (damage) *damage = bad_file;
         return nullptr;
     };
     if (m < 1 || m > kMaxPits) return fail("pits per side must be 1..6");
@@ -142,6 +145,7 @@ std::unique_ptr<Database> Database::open(const std::string& dir, int m, Rule rul
             files.push_back(LayerFile::open(path.string(), m, rule, s));
         } catch (const FormatError& e) {
             stop = e.what();
+            bad_file = stop;
             break;
         }
     }
@@ -173,6 +177,7 @@ std::unique_ptr<Database> Database::open(const std::string& dir, int m, Rule rul
                 layer.values = HugePages(n);
                 f->read_all_into(static_cast<int8_t*>(layer.values.data()));
             } catch (const FormatError& e) {
+                bad_file = e.what();
                 if (db->layers_.empty()) return fail(e.what());
                 damaged(e.what(), db->layers_.size());
                 break;  // the run of usable layers ends below this one
@@ -198,6 +203,7 @@ std::unique_ptr<Database> Database::open(const std::string& dir, int m, Rule rul
                                                   static_cast<uint32_t>(slot));
     }
     if (why) *why = warning;
+    if (damage) *damage = bad_file;
     return db;
 }
 

@@ -21,9 +21,12 @@ public:
     // damaged (e.g. "kalah-m3-standard-s5.kdb: block 0 checksum mismatch (damaged); using
     // layers 0..4"), or at a missing layer with higher ones present ("...-s5.kdb: missing,
     // but ...-s6.kdb exists; using layers 0..4"): callers print *why whenever it is
-    // non-empty, even on success.
+    // non-empty, even on success. *damage (if given) is set to the problem of the damaged
+    // file that ended the run (a file that fails its checks: "<file>: <problem>"), or
+    // cleared when no file is damaged (layers missing, or none at all).
     static std::unique_ptr<Database> open(const std::string& dir, int m, Rule rule,
-                                          size_t memory_bytes, std::string* why);
+                                          size_t memory_bytes, std::string* why,
+                                          std::string* damage = nullptr);
 
     virtual int pits() const = 0;
     virtual Rule rule() const = 0;

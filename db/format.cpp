@@ -238,13 +238,17 @@ std::unique_ptr<LayerFile> LayerFile::open(const std::string& path, int m, Rule 
     if (h.block_size == 0 ||
         h.block_count != (h.entries + h.block_size - 1) / h.block_size)
         throw bad("inconsistent block size/count");
-    const size_t index_bytes = kIndexRecordBytes * h.block_count;
+    // block_count < 2^32 and records are 24 bytes: no overflow in 64 bits.
+    const uint64_t index_bytes = uint64_t{kIndexRecordBytes} * h.block_count;
     if (f->file_size_ < kHeaderBytes + index_bytes) throw bad("truncated (block index)");
     std::vector<uint8_t> index(index_bytes);
     if (!pread_all(f->fd_, index.data(), index_bytes, kHeaderBytes))
         throw bad("cannot read the block index");
     if (header_checksum(head, index.data(), index_bytes) != h.header_checksum)
         throw bad("header checksum mismatch (damaged header or block index)");
+    // Every offset and size is untrusted: a block must start where the previous one ended,
+    // lie inside the file (checked without overflow: expect <= file_size_ holds throughout)
+    // and be no larger than zstd's bound for its entries.
     f->blocks_.resize(h.block_count);
     uint64_t expect = kHeaderBytes + index_bytes;
     for (uint32_t b = 0; b < h.block_count; ++b) {
@@ -253,11 +257,13 @@ std::unique_ptr<LayerFile> LayerFile::open(const std::string& path, int m, Rule 
         r.size = get_u64(&index[kIndexRecordBytes * b + 8]);
         r.checksum = get_u64(&index[kIndexRecordBytes * b + 16]);
         if (r.offset != expect) throw bad("block index out of order at block " + std::to_string(b));
+        if (r.size == 0 || r.size > ZSTD_compressBound(f->block_entries(b)))
+            throw bad("block " + std::to_string(b) + " has an impossible size " +
+                      std::to_string(r.size));
+        if (r.size > f->file_size_ - expect) throw bad("truncated (file shorter than its blocks)");
         expect += r.size;
     }
-    if (f->file_size_ != expect)
-        throw bad(f->file_size_ < expect ? "truncated (file shorter than its blocks)"
-                                         : "trailing bytes after the last block");
+    if (f->file_size_ != expect) throw bad("trailing bytes after the last block");
     return f;
 }
 

@@ -30,7 +30,8 @@ namespace kalah::db {
 //   28      4     block count = ceil(entry count / B)
 //   32      4     zstd compression level used (recorded so a rebuild is byte-identical)
 //   36      4     reserved, 0
-//   40      8     header checksum = kh64(bytes 0..39 ++ block index, seed 0)
+//   40      8     header checksum = kh64(block index, seed kh64(bytes 0..39, seed 0)),
+//                 i.e. the index hashed with the first 40 header bytes' hash as its seed
 //   48      8     file checksum = kh64(bytes 56..end of file, seed kh64(bytes 0..39, seed 0)),
 //                 i.e. everything except the two checksum fields
 //   56      8     reserved, 0

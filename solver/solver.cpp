@@ -1,14 +1,16 @@
 // Exact solver: fail-soft null-window alpha-beta on pits-only positions, MTD(f) driver.
 #include "solver/solver.h"
 
+#include <omp.h>
+
 #include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <ctime>
-
-#include <omp.h>
+#include <exception>
+#include <mutex>
 #if defined(__SANITIZE_THREAD__)
 #include <thread>
 #endif
@@ -160,7 +162,8 @@ struct Solver::Impl {
     int db_max = -1;
     int threads = 1;
     // Parallel pass state: 0 running, 1 some thread finished it, 2 the TT must grow
-    // (every thread stops; the pass restarts on the grown table).
+    // (every thread stops; the pass restarts on the grown table), 3 a thread failed with
+    // an exception (every thread stops; search_pass rethrows it).
     std::atomic<int> state{0};
     std::atomic<uint64_t> fresh{0};   // TT slots filled during the current parallel pass
     std::atomic<uint64_t> stores{0};  // TT stores during the current parallel pass
@@ -472,25 +475,37 @@ int Solver::Impl::search_pass(int beta, const Board& pits, bool expect_high) {
         costly.store(0);
         int result = 0;
         std::atomic<uint64_t> total{0};
-        run_team(threads, [&](int id) {
-            Worker w;
-            w.id = id;
-            w.root = &pits;
-            if (expect_high && opts.use_follow)
-                w.root_first = Worker::RootFirst::kFollow;
-            else if (opts.use_root_defer)
-                w.root_first = Worker::RootFirst::kDefer;
-            // The root's expected type is the pass's: a cut node if it should fail high.
-            const int r =
-                search<true>(w, pits, TTKey::of(pits), beta - 1, beta, nullptr, expect_high);
-            // Only a thread that completed its search can move `state` from 0: a thread
-            // that gave up did so because `state` was already non-zero.
-            int expected = 0;
-            if (state.compare_exchange_strong(expected, 1)) result = r;
-            total.fetch_add(w.nodes);
-            report_table_counts(w);
+        // An exception (a damaged database block met by a probe, a failed allocation) must
+        // not leave the parallel region, where it would terminate the process: the first
+        // one is kept, state 3 stops every thread, and it is rethrown after the region.
+        std::exception_ptr error;
+        std::mutex error_mutex;
+        run_team(threads, [&](int id) noexcept {
+            try {
+                Worker w;
+                w.id = id;
+                w.root = &pits;
+                if (expect_high && opts.use_follow)
+                    w.root_first = Worker::RootFirst::kFollow;
+                else if (opts.use_root_defer)
+                    w.root_first = Worker::RootFirst::kDefer;
+                // The root's expected type is the pass's: a cut node if it should fail high.
+                const int r =
+                    search<true>(w, pits, TTKey::of(pits), beta - 1, beta, nullptr, expect_high);
+                // Only a thread that completed its search can move `state` from 0: a thread
+                // that gave up did so because `state` was already non-zero.
+                int expected = 0;
+                if (state.compare_exchange_strong(expected, 1)) result = r;
+                total.fetch_add(w.nodes);
+                report_table_counts(w);
+            } catch (...) {
+                std::lock_guard<std::mutex> lock(error_mutex);
+                if (!error) error = std::current_exception();
+                state.store(3);
+            }
         });
         nodes += total;
+        if (error) std::rethrow_exception(error);
         if (tt.add_used(fresh.load(), stores.load(), costly.load())) tt.grow(threads);
         if (state.load() == 1) return result;
         // state 2: stopped to grow the table; everything stored so far is kept.

@@ -611,3 +611,156 @@ TEST_SUITE("db") {
         CHECK(r.err.find(db::layer_file_name(3, Rule::Standard, 6) + ": ") != std::string::npos);
     }
 }
+
+namespace {
+
+uint64_t get_u64_le(const std::string& s, size_t at) {
+    uint64_t v = 0;
+    for (int i = 0; i < 8; ++i) v |= uint64_t(static_cast<uint8_t>(s[at + i])) << (8 * i);
+    return v;
+}
+void put_u64_le(std::string& s, size_t at, uint64_t v) {
+    for (int i = 0; i < 8; ++i) s[at + i] = static_cast<char>(v >> (8 * i));
+}
+// Recomputes the header checksum of a layer file's bytes (format.h), as a crafted file
+// would: the damage then gets past the checksum and must be caught by the bounds checks.
+void reseal_header(std::string& file) {
+    const uint32_t blocks = static_cast<uint8_t>(file[28]) | static_cast<uint8_t>(file[29]) << 8 |
+                            static_cast<uint8_t>(file[30]) << 16 |
+                            static_cast<uint32_t>(static_cast<uint8_t>(file[31])) << 24;
+    const size_t index_bytes =
+        std::min<size_t>(size_t(db::kIndexRecordBytes) * blocks, file.size() - db::kHeaderBytes);
+    put_u64_le(file, 40,
+               db::kh64(file.data() + db::kHeaderBytes, index_bytes, db::kh64(file.data(), 40)));
+}
+
+}  // namespace
+
+TEST_SUITE("db") {
+    TEST_CASE("hostile files: crafted block indexes are rejected, never read out of bounds") {
+        TempDir dir("hostile");
+        const std::string d = dir.path.string();
+        build(d, 4, Rule::Standard, 12);
+        const std::string path9 = dir.file(4, Rule::Standard, 9);
+        const std::string good = slurp(path9);
+        const std::string name9 = db::layer_file_name(4, Rule::Standard, 9);
+        const size_t rec0 = db::kHeaderBytes, rec1 = db::kHeaderBytes + db::kIndexRecordBytes;
+        REQUIRE(good.size() > rec1 + 24);
+        const uint64_t size0 = get_u64_le(good, rec0 + 8);
+        const uint64_t off1 = get_u64_le(good, rec1);
+        REQUIRE(off1 == get_u64_le(good, rec0) + size0);
+
+        struct Craft {
+            const char* what;
+            std::string bytes;
+            const char* problem;  // part of the expected message
+        };
+        std::vector<Craft> crafts;
+        {
+            // Block 0's size wraps the running offset round 2^64 back to block 1's real
+            // start: the sum of the sizes still equals the file size.
+            std::string f = good;
+            const uint64_t huge = ~uint64_t(0) - 15;  // 2^64 - 16
+            put_u64_le(f, rec0 + 8, huge);
+            put_u64_le(f, rec1, get_u64_le(good, rec0) + huge);  // offset0 - 16 (mod 2^64)
+            put_u64_le(f, rec1 + 8, get_u64_le(good, rec1 + 8) + size0 + 16);
+            reseal_header(f);
+            crafts.push_back({"size that wraps round 2^64", f, "impossible size"});
+        }
+        {
+            std::string f = good;
+            put_u64_le(f, rec0 + 8, 0);
+            put_u64_le(f, rec1, get_u64_le(good, rec0));
+            put_u64_le(f, rec1 + 8, get_u64_le(good, rec1 + 8) + size0);
+            reseal_header(f);
+            crafts.push_back({"empty block", f, "impossible size"});
+        }
+        {
+            // Block 0 claims more bytes than the file holds; the last block gives them back.
+            std::string f = good;
+            const uint64_t grow = good.size();
+            put_u64_le(f, rec0 + 8, size0 + grow);
+            put_u64_le(f, rec1, off1 + grow);
+            reseal_header(f);
+            crafts.push_back({"block past the end of the file", f, ""});
+        }
+        {
+            // A block count whose index would need far more bytes than the file has.
+            std::string f = good;
+            f[24] = 1, f[25] = 0, f[26] = 0, f[27] = 0;  // block size 1
+            const uint64_t entries = get_u64_le(good, 16);
+            for (int i = 0; i < 4; ++i) f[28 + i] = static_cast<char>(entries >> (8 * i));
+            reseal_header(f);
+            crafts.push_back({"huge block count", f, "truncated (block index)"});
+        }
+        {
+            std::string f = good;
+            for (int i = 0; i < 4; ++i) f[24 + i] = static_cast<char>(0xff);
+            reseal_header(f);
+            crafts.push_back({"block size 2^32 - 1", f, "block size"});
+        }
+        for (const Craft& c : crafts) {
+            CAPTURE(c.what);
+            spit(path9, c.bytes);
+            std::string message;
+            try {
+                db::LayerFile::open(path9, 4, Rule::Standard, 9);
+            } catch (const db::FormatError& e) {
+                message = e.what();
+            }
+            CAPTURE(message);
+            CHECK(message.find(name9 + ": ") == 0);
+            CHECK(message.find(c.problem) != std::string::npos);
+            auto res = verify(d);
+            CHECK(!res.ok());
+            CHECK(any_problem_has(res, name9 + ": "));
+            // The CLI: exit 1 and one line naming the file, on one and two threads.
+            for (const char* threads : {"1", "2"}) {
+                CAPTURE(threads);
+                for (const std::string cmd : {"solve --pits 4 --seeds 3 --tt-mb 16",
+                                              "query --pits 4 --seeds 3 --tt-mb 16"}) {
+                    auto r = run_kalah(cmd + " --threads " + threads + " --db " + d);
+                    CAPTURE(r.err);
+                    CHECK(r.status == 1);
+                    CHECK(std::count(r.err.begin(), r.err.end(), '\n') == 1);
+                    CHECK(r.err.find(name9 + ": ") != std::string::npos);
+                }
+            }
+            auto r = run_kalah("verify-db --dir " + d);
+            CHECK(r.status == 1);
+            CHECK(r.err.find(name9 + ": ") != std::string::npos);
+        }
+    }
+
+    TEST_CASE("hostile files: a damaged block met during a search exits 1 on any thread count") {
+        TempDir dir("damaged-block");
+        const std::string d = dir.path.string();
+        build(d, 4, Rule::Standard, 12);
+        // Flip one byte inside every block of layers 10..12 (header and index intact, so
+        // the files open; the damage is found only when a probe decodes the block).
+        for (int s = 10; s <= 12; ++s) {
+            std::string f = slurp(dir.file(4, Rule::Standard, s));
+            const uint32_t blocks = static_cast<uint8_t>(f[28]) | static_cast<uint8_t>(f[29]) << 8;
+            for (uint32_t b = 0; b < blocks; ++b) {
+                const size_t rec = db::kHeaderBytes + db::kIndexRecordBytes * b;
+                f[get_u64_le(f, rec) + get_u64_le(f, rec + 8) / 2] ^= 0x10;
+            }
+            spit(dir.file(4, Rule::Standard, s), f);
+        }
+        // With 40 KB only the low layers are held in memory: layers 10..12 are read through
+        // the block cache, during the search.
+        for (const char* threads : {"1", "2", "3"}) {
+            CAPTURE(threads);
+            for (const std::string cmd :
+                 {"solve --pits 4 --seeds 3", "query --pits 4 --seeds 3 --moves A1"}) {
+                auto r = run_kalah(cmd + " --tt-mb 16 --db-memory-gb 0.00004 --threads " + threads +
+                                   " --db " + d);
+                CAPTURE(r.err);
+                CHECK(r.status == 1);
+                CHECK(r.err.find("checksum mismatch (damaged)") != std::string::npos);
+                CHECK(r.err.find("kalah-m4-standard-s1") != std::string::npos);
+                CHECK(r.out.empty());
+            }
+        }
+    }
+}
