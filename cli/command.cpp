@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <iostream>
+#include <new>
 
 #include "core/notation.h"
 #include "db/database.h"
@@ -59,6 +60,11 @@ int guarded(const std::string& cmd, int (*body)(const std::vector<std::string>&)
         return fail(cmd, e.what());
     } catch (const std::invalid_argument& e) {
         return fail(cmd, e.what());
+    } catch (const std::bad_alloc&) {
+        std::cerr << "kalah " << cmd
+                  << ": error: out of memory (a smaller --tt-mb, --db-memory-gb or --memory-gb "
+                     "may fit)\n";
+        return 1;
     } catch (const std::exception& e) {
         std::cerr << "kalah " << cmd << ": error: " << e.what() << "\n";
         return 1;

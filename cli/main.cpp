@@ -1,4 +1,5 @@
 // `kalah`: the command-line front end; dispatches to the registered subcommands.
+#include <csignal>
 #include <iostream>
 #include <string>
 #include <vector>
@@ -17,6 +18,9 @@ void usage(std::ostream& os) {
 }  // namespace
 
 int main(int argc, char** argv) {
+    // Past a file-size limit (ulimit -f) a write then fails with EFBIG, which the writers
+    // report, instead of SIGXFSZ killing the process mid-file.
+    std::signal(SIGXFSZ, SIG_IGN);
     if (argc < 2) {
         usage(std::cerr);
         return kalah::cli::kExitBadInput;

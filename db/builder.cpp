@@ -175,6 +175,9 @@ std::vector<LayerStats> build_database(const BuildOptions& opts) {
 
     std::ostream* log = opts.log;
     const bool tty = log != nullptr && ::isatty(2);
+    // A killed build leaves its temporary file behind: remove it (the layer is rebuilt).
+    for (const std::string& name : remove_stale_temporaries(opts.dir, opts.m, opts.rule))
+        if (log) *log << "removed " << name << " (left by an interrupted build)\n";
     std::vector<std::vector<int8_t>> layers;
     std::vector<LayerStats> stats;
     uint64_t total_left = layer_size(2 * opts.m + 1, opts.max_seeds);

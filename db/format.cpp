@@ -2,6 +2,7 @@
 #include "db/format.h"
 
 #include <fcntl.h>
+#include <signal.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include <zstd.h>
@@ -109,6 +110,44 @@ std::string layer_file_name(int m, Rule rule, int s) {
            ".kdb";
 }
 
+std::string temp_layer_path(const std::string& path, long pid) {
+    return path + "." + std::to_string(pid) + ".tmp";
+}
+
+std::vector<std::string> remove_stale_temporaries(const std::string& dir, int m, Rule rule) {
+    namespace fs = std::filesystem;
+    const std::string prefix = "kalah-m" + std::to_string(m) + "-" + rule_name(rule) + "-s";
+    std::vector<std::string> removed;
+    std::error_code ec;
+    for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
+        const std::string name = it->path().filename().string();
+        // <prefix><s>.kdb.<pid>.tmp, with s and pid in decimal digits.
+        if (name.rfind(prefix, 0) != 0 || name.size() < prefix.size() + 10 ||
+            name.compare(name.size() - 4, 4, ".tmp") != 0)
+            continue;
+        const std::string stem = name.substr(0, name.size() - 4);
+        const size_t dot = stem.rfind('.');
+        const std::string pid_text = stem.substr(dot + 1);
+        const std::string layer = stem.substr(0, dot);
+        const std::string s_text = layer.substr(prefix.size(), layer.size() - prefix.size() - 4);
+        auto digits = [](const std::string& t) {
+            return !t.empty() && t.size() <= 9 &&
+                   t.find_first_not_of("0123456789") == std::string::npos;
+        };
+        if (layer.size() < prefix.size() + 5 || layer.compare(layer.size() - 4, 4, ".kdb") != 0 ||
+            !digits(pid_text) || !digits(s_text))
+            continue;
+        const long pid = std::stol(pid_text);
+        // kill(pid, 0) fails with ESRCH when no such process exists: its writer is gone.
+        const bool mine = pid == static_cast<long>(::getpid());
+        if (!mine && (pid <= 0 || ::kill(static_cast<pid_t>(pid), 0) == 0 || errno != ESRCH))
+            continue;
+        if (fs::remove(it->path(), ec)) removed.push_back(name);
+        ec.clear();
+    }
+    return removed;
+}
+
 void write_layer(const std::string& path, int m, Rule rule, int s, const int8_t* values,
                  uint64_t n, uint32_t block_size, int level) {
     const uint64_t block_count64 = (n + block_size - 1) / block_size;
@@ -120,14 +159,20 @@ void write_layer(const std::string& path, int m, Rule rule, int s, const int8_t*
         const uint64_t begin = static_cast<uint64_t>(b) * block_size;
         const uint64_t len = std::min<uint64_t>(block_size, n - begin);
         std::string& out = frames[b];
-        out.resize(ZSTD_compressBound(len));
-        size_t got = ZSTD_compress(out.data(), out.size(), values + begin, len, level);
-        if (ZSTD_isError(got)) {
+        // No exception may leave the parallel loop (it would terminate the process).
+        try {
+            out.resize(ZSTD_compressBound(len));
+            size_t got = ZSTD_compress(out.data(), out.size(), values + begin, len, level);
+            if (ZSTD_isError(got)) {
 #pragma omp critical
-            failure = ZSTD_getErrorName(got);
-            got = 0;
+                failure = ZSTD_getErrorName(got);
+                got = 0;
+            }
+            out.resize(got);
+        } catch (const std::bad_alloc&) {
+#pragma omp critical
+            failure = "out of memory";
         }
-        out.resize(got);
     }
     if (!failure.empty()) throw std::runtime_error("zstd compression failed: " + failure);
 
@@ -167,7 +212,7 @@ void write_layer(const std::string& path, int m, Rule rule, int s, const int8_t*
     // Temp name unique per process, so two builders writing into one directory never write
     // into each other's temp file; the data is on disk (fsync) before the rename makes it
     // visible, and a failed write leaves no temp file behind.
-    const std::string tmp = path + "." + std::to_string(::getpid()) + ".tmp";
+    const std::string tmp = temp_layer_path(path, ::getpid());
     const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
     if (fd < 0) throw std::runtime_error("cannot write " + tmp + ": " + std::strerror(errno));
     auto give_up = [&](const std::string& what, int err) {

@@ -96,9 +96,17 @@ struct BlockRef {
     uint64_t checksum = 0;
 };
 
+// The temporary name write_layer writes `path` under in process `pid`: `path`.<pid>.tmp.
+std::string temp_layer_path(const std::string& path, long pid);
+
+// Removes the temporary files of (m, rule) layers in dir (temp_layer_path names) whose
+// writer is no longer running (a killed build), or is this process (which writes none
+// while it calls this); another live writer's are kept. Returns the removed file names.
+std::vector<std::string> remove_stale_temporaries(const std::string& dir, int m, Rule rule);
+
 // Writes values[0..n) (n = the layer size) as the layer file `path`: to the temp name
-// `path`.<pid>.tmp, fsync, rename into place, fsync the directory. Throws std::runtime_error
-// on a failed write (the temp file is removed, `path` untouched).
+// temp_layer_path(path, getpid()), fsync, rename into place, fsync the directory. Throws
+// std::runtime_error on a failed write (the temp file is removed, `path` untouched).
 // Blocks are compressed in parallel; the bytes depend only on the arguments.
 void write_layer(const std::string& path, int m, Rule rule, int s, const int8_t* values,
                  uint64_t n, uint32_t block_size = kDefaultBlockSize,

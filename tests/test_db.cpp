@@ -1,16 +1,20 @@
 // Endgame databases: index counts and round trips, values against a brute-force reference,
 // file round trips, resume, byte-identical rebuilds, damage detection, cached probes, CLI.
 #include <doctest/doctest.h>
-
+#include <fcntl.h>
 #include <omp.h>
+#include <signal.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
-#include <filesystem>
 #include <algorithm>
+#include <chrono>
+#include <filesystem>
 #include <fstream>
 #include <random>
 #include <set>
 #include <string>
+#include <thread>
 #include <unordered_map>
 
 #include "cli_runner.h"
@@ -141,6 +145,15 @@ int probe_mismatches(const db::Database& a, const db::Database& b, int count, ui
         }
     }
     return mismatches;
+}
+
+// The pid of a process that has exited (a child forked and reaped here).
+long dead_pid() {
+    const pid_t pid = ::fork();
+    if (pid == 0) ::_exit(0);
+    int status = 0;
+    ::waitpid(pid, &status, 0);
+    return pid;
 }
 
 db::VerifyResult verify(const std::string& dir, int m = 0) {
@@ -349,10 +362,13 @@ TEST_SUITE("db") {
             CHECK_MESSAGE(res.ok(), (res.problems.empty() ? "" : res.problems[0]));
             CHECK(res.files == 13);
             CHECK(res.entries == db::layer_size(9, 12));
-            // Interrupted build: only layers 0..7 there, one half-written temp file.
+            // Interrupted build: only layers 0..7 there, and the half-written temp file of
+            // layer 8 under the name the writer uses, left by a process that is gone.
             build(b.path.string(), 4, rule, 7);
-            spit(b.file(4, rule, 8) + ".tmp", "partial");
+            const std::string stale = db::temp_layer_path(b.file(4, rule, 8), dead_pid());
+            spit(stale, "partial");
             auto stats = build(b.path.string(), 4, rule, 12);
+            CHECK(!fs::exists(stale));
             for (int s = 0; s <= 12; ++s) {
                 CHECK(stats[s].reused == (s <= 7));
                 CHECK(slurp(a.file(4, rule, s)) == slurp(b.file(4, rule, s)));
@@ -762,5 +778,174 @@ TEST_SUITE("db") {
                 CHECK(r.out.empty());
             }
         }
+    }
+}
+
+namespace {
+
+// Names of the files in dir, sorted.
+std::vector<std::string> files_in(const std::string& dir) {
+    std::vector<std::string> names;
+    for (const auto& e : fs::directory_iterator(dir)) names.push_back(e.path().filename());
+    std::sort(names.begin(), names.end());
+    return names;
+}
+
+bool any_temporary(const std::string& dir) {
+    for (const std::string& n : files_in(dir))
+        if (n.size() > 4 && n.compare(n.size() - 4, 4, ".tmp") == 0) return true;
+    return false;
+}
+
+}  // namespace
+
+TEST_SUITE("db") {
+    TEST_CASE("faults: stale temporaries of dead writers are removed, a live writer's kept") {
+        TempDir dir("stale");
+        const std::string d = dir.path.string();
+        const std::string layer = dir.file(3, Rule::Standard, 5);
+        const std::string dead = db::temp_layer_path(layer, dead_pid());
+        const std::string mine = db::temp_layer_path(layer, ::getpid());
+        const std::string live = db::temp_layer_path(layer, ::getppid());  // still running
+        const std::string other_rule =
+            db::temp_layer_path(dir.file(3, Rule::EmptyCapture, 5), dead_pid());
+        for (const auto& p : {dead, mine, live, other_rule}) spit(p, "partial");
+        spit(d + "/notes.tmp", "not ours");
+        auto removed = db::remove_stale_temporaries(d, 3, Rule::Standard);
+        std::sort(removed.begin(), removed.end());
+        std::vector<std::string> expect = {fs::path(dead).filename(), fs::path(mine).filename()};
+        std::sort(expect.begin(), expect.end());
+        CHECK(removed == expect);
+        CHECK(!fs::exists(dead));
+        CHECK(!fs::exists(mine));
+        CHECK(fs::exists(live));
+        CHECK(fs::exists(other_rule));
+        CHECK(fs::exists(d + "/notes.tmp"));
+    }
+
+    TEST_CASE("faults: build-db killed (kill -9) at random points resumes byte-identical") {
+        // A build of a second or so, killed at a random moment of it, several times; after
+        // each kill every layer file present must pass all its checks (a file appears only
+        // complete), and the resumed build must leave the files of an uninterrupted build,
+        // byte for byte, and no temporary file.
+        TempDir ref("kill-ref");
+        const std::string args =
+            "build-db --pits 5 --max-seeds 15 --threads 2 --block-entries 65536";
+        const auto t0 = std::chrono::steady_clock::now();
+        auto r = run_kalah(args + " --dir " + ref.path.string());
+        const double full =
+            std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+        REQUIRE(r.status == 0);
+        const std::vector<std::string> names = files_in(ref.path.string());
+        REQUIRE(names.size() == 16);
+        const uint64_t seed = std::random_device{}();
+        CAPTURE(seed);
+        std::mt19937_64 rng(seed);
+        int killed_mid_build = 0, killed_mid_write = 0;
+        for (int run = 0; run < 6; ++run) {
+            CAPTURE(run);
+            TempDir dir("kill");
+            const std::string d = dir.path.string();
+            const auto delay = std::chrono::microseconds(static_cast<int64_t>(
+                std::uniform_real_distribution<>(0.05, 1.0)(rng) * full * 1e6));
+            const pid_t pid = ::fork();
+            REQUIRE(pid >= 0);
+            if (pid == 0) {
+                const int null = ::open("/dev/null", O_WRONLY);
+                ::dup2(null, 1);
+                ::dup2(null, 2);
+                const std::string dir_arg = d;
+                ::execl(KALAH_BIN, "kalah", "build-db", "--pits", "5", "--max-seeds", "15",
+                        "--threads", "2", "--block-entries", "65536", "--dir", dir_arg.c_str(),
+                        static_cast<char*>(nullptr));
+                ::_exit(127);
+            }
+            int status = 0;
+            if (run % 2 == 0) {
+                std::this_thread::sleep_for(delay);
+            } else {
+                // The riskiest moment: as soon as a file appears in the directory (a layer
+                // begins to be written), after a random part of the build. A writer that
+                // wrote in place would be caught with a partial layer file here.
+                std::this_thread::sleep_for(delay / 2);
+                const std::vector<std::string> before = files_in(d);
+                while (files_in(d) == before && ::waitpid(pid, &status, WNOHANG) == 0)
+                    std::this_thread::sleep_for(std::chrono::microseconds(100));
+            }
+            ::kill(pid, SIGKILL);
+            ::waitpid(pid, &status, 0);
+            const std::vector<std::string> left = files_in(d);
+            killed_mid_write += any_temporary(d);
+            if (WIFSIGNALED(status) && left.size() < names.size() + (any_temporary(d) ? 1 : 0))
+                ++killed_mid_build;
+            // Whatever the kill left under a layer's name is a complete, valid file.
+            for (int s = 0; s <= 15; ++s) {
+                const std::string p = dir.file(5, Rule::Standard, s);
+                if (!fs::exists(p)) continue;
+                CAPTURE(s);
+                CHECK(slurp(p) == slurp(ref.file(5, Rule::Standard, s)));
+            }
+            r = run_kalah(args + " --dir " + d);
+            CAPTURE(r.err);
+            CHECK(r.status == 0);
+            CHECK(files_in(d) == names);  // no temporary file left
+            for (int s = 0; s <= 15; ++s)
+                CHECK(slurp(dir.file(5, Rule::Standard, s)) ==
+                      slurp(ref.file(5, Rule::Standard, s)));
+        }
+        // The kills must have hit builds in progress, or the test proved nothing.
+        CHECK(killed_mid_build >= 2);
+        CHECK(killed_mid_write >= 1);
+#if !defined(__SANITIZE_ADDRESS__) && !defined(__SANITIZE_THREAD__)
+        // A failed allocation (here the resident layers, under a 30 MB address-space limit
+        // that the program itself fits in) is one clear line and exit 1, not an abort.
+        // (Sanitizers reserve terabytes of address space: no such limit under them.)
+        const std::string cmd = "ulimit -v 30000 && " + std::string(KALAH_BIN) +
+                                " solve --pits 5 --seeds 2 --threads 1 --db " + ref.path.string() +
+                                " >/dev/null 2>" + ref.path.string() + "/err";
+        const int raw = std::system(cmd.c_str());
+        const std::string err = slurp(ref.path.string() + "/err");
+        CAPTURE(err);
+        CHECK(WIFEXITED(raw));
+        CHECK(WEXITSTATUS(raw) == 1);
+        CHECK(err ==
+              "kalah solve: error: out of memory (a smaller --tt-mb, --db-memory-gb or "
+              "--memory-gb may fit)\n");
+#endif
+    }
+
+    TEST_CASE("faults: a full disk (file-size limit) fails cleanly and resumes") {
+        TempDir ref("fsize-ref"), dir("fsize");
+        const std::string d = dir.path.string();
+        const std::string args =
+            "build-db --pits 4 --max-seeds 16 --threads 2 --block-entries 4096";
+        auto r = run_kalah(args + " --dir " + ref.path.string());
+        REQUIRE(r.status == 0);
+        // 64 blocks of 512 bytes (dash) or 1 KiB (bash): the larger layers do not fit.
+        const std::string cmd = "ulimit -f 64 && " + std::string(KALAH_BIN) + " " + args +
+                                " --dir " + d + " >/dev/null 2>" + d + "/../fsize.err";
+        const int raw = std::system(cmd.c_str());
+        const std::string err = slurp(d + "/../fsize.err");
+        fs::remove(d + "/../fsize.err");
+        CAPTURE(err);
+        REQUIRE(WIFEXITED(raw));
+        CHECK(WEXITSTATUS(raw) == 1);
+        CHECK(err.find("File too large") != std::string::npos);
+        CHECK(std::count(err.begin(), err.end(), '\n') >= 1);
+        CHECK(!any_temporary(d));
+        // What was written before the failure is complete and correct; the rest is absent.
+        int present = 0;
+        for (int s = 0; s <= 16; ++s) {
+            const std::string p = dir.file(4, Rule::Standard, s);
+            if (!fs::exists(p)) continue;
+            ++present;
+            CHECK(slurp(p) == slurp(ref.file(4, Rule::Standard, s)));
+        }
+        CHECK(present > 0);
+        CHECK(present < 17);
+        r = run_kalah(args + " --dir " + d);
+        CHECK(r.status == 0);
+        for (int s = 0; s <= 16; ++s)
+            CHECK(slurp(dir.file(4, Rule::Standard, s)) == slurp(ref.file(4, Rule::Standard, s)));
     }
 }
