@@ -22,22 +22,11 @@ const char* result_word(int margin) { return margin > 0 ? "win" : margin < 0 ? "
 
 namespace po = boost::program_options;
 
-void add_solver_options(po::options_description& opts, size_t default_mb) {
-    opts.add_options()
-        ("tt-mb", po::value<size_t>()->default_value(default_mb),
-         "transposition table budget in MiB: the memory these commands may use")
-        ("threads", po::value<int>()->default_value(1), "search threads");
-    add_db_options(opts, 4.0);
-}
-
-SolverSetup make_solver(const po::variables_map& vm, int m, Rule rule) {
+SolverSetup make_solver(const po::variables_map& vm, const std::string& cmd, int m, Rule rule,
+                        bool heartbeat) {
     SolverSetup s;
-    SolverOptions o;
-    o.tt_mb = checked_tt_mb(vm);
-    o.threads = vm["threads"].as<int>();
-    if (o.threads < 1) throw InputError("--threads must be at least 1");
-    s.db = open_database(vm, "analysis", m, rule);
-    o.db = s.db.get();
+    SolverOptions o = solver_options(vm, cmd, m, rule, s.db, false);
+    if (!heartbeat) o.heartbeat = nullptr;
     s.solver = std::make_unique<Solver>(m, rule, o);
     return s;
 }

@@ -126,15 +126,15 @@ size_t choose_move(const std::vector<MoveValue>& mv, Side mover, Level level, Rn
 
 // ---- Shared by the commands ----------------------------------------------------------------
 
-// --tt-mb (default_mb), --threads and --db; make_solver builds the Solver they describe (the
-// database is opened when --db is given; when it cannot be used a note goes to stderr and the
-// search runs without it).
-void add_solver_options(boost::program_options::options_description& opts, size_t default_mb);
+// The Solver that the options of add_solver_options (cli/options.h) describe, with its
+// database (opened when --db names a usable one). Heartbeats go to stderr if `heartbeat`
+// and not --quiet.
 struct SolverSetup {
     std::unique_ptr<db::Database> db;
     std::unique_ptr<Solver> solver;
 };
-SolverSetup make_solver(const boost::program_options::variables_map& vm, int m, Rule rule);
+SolverSetup make_solver(const boost::program_options::variables_map& vm, const std::string& cmd,
+                        int m, Rule rule, bool heartbeat = true);
 
 std::string signed_value(int v);          // "+3", "0", "-2"
 int for_side(int south_margin, Side s);   // the margin seen by s

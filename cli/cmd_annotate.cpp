@@ -11,18 +11,22 @@ namespace po = boost::program_options;
 int run(const std::vector<std::string>& args) {
     po::options_description opts("annotate options");
     add_game_options(opts, false);
-    add_solver_options(opts, 512);
-    opts.add_options()
-        ("moves", po::value<std::string>(), "the game record, e.g. \"A3+ A6 B2 ...\" (suffixes optional)")
-        ("file", po::value<std::string>(), "read the game record from a file (';' starts a comment)")
-        ("json", "print a JSON object");
+    po::options_description expert("expert options");
+    add_solver_options(opts, expert);
+    opts.add_options()("moves", po::value<std::string>(),
+                       "the game record, e.g. \"A3+ A6 B2 ...\" (suffixes optional)")(
+        "file", po::value<std::string>(),
+        "read the game record from a file (';' starts a comment)");
+    add_output_options(opts);
     po::variables_map vm;
-    if (!parse_options("annotate",
-                       "--pits M --seeds N [--rule R] (--moves \"A3 A6 ...\" | --file F) [--json]\n"
-                       "values are A's final margin under perfect play; a move that loses seeds is\n"
-                       "a mistake '?' if the mover's result (win/draw/loss) stays, a blunder '?" "?'\n"
-                       "if it changes",
-                       opts, args, vm))
+    if (!parse_options(
+            "annotate",
+            "(--pits M --seeds N | --position P) (--moves \"A3 A6 ...\" | --file F) [options]\n"
+            "values are A's final margin under perfect play; a move that loses seeds is\n"
+            "a mistake '?' if the mover's result (win/draw/loss) stays, a blunder '?"
+            "?'\n"
+            "if it changes",
+            opts, args, vm, &expert, true))
         return 0;
     if (vm.count("moves") == vm.count("file"))
         throw InputError("give the game as --moves \"...\" or --file F (one of them)");
@@ -36,7 +40,7 @@ int run(const std::vector<std::string>& args) {
     std::vector<PlayedMove> played = replay(end, record, rule);
     if (played.empty()) throw InputError("the game record holds no moves");
 
-    SolverSetup setup = make_solver(vm, start.pits(), rule);
+    SolverSetup setup = make_solver(vm, "annotate", start.pits(), rule);
     Annotation a = annotate_game(*setup.solver, start, played, rule);
     if (vm.count("json")) {
         std::cout << annotation_json(a, rule);

@@ -38,16 +38,15 @@ constexpr size_t kDefaultBenchTtMb = 256;
 
 int run(const std::vector<std::string>& args) {
     po::options_description opts("bench options");
-    opts.add_options()
-        ("threads", po::value<int>()->default_value(1), "search threads (the signature is deterministic only with 1)")
-        ("tt-mb", po::value<size_t>()->default_value(kDefaultBenchTtMb), "transposition table size in MiB (costs that much memory)")
-        ("json", "print a JSON object");
-    add_db_options(opts, 4.0, /*use_default_dir=*/false);  // a database changes the node counts
+    // One thread by default: the node signature is deterministic only then.
+    add_threads_option(opts, 1);
+    add_tt_option(opts, kDefaultBenchTtMb);
+    add_db_options(opts, /*use_default_dir=*/false);  // a database changes the node counts
+    add_output_options(opts);
     po::variables_map vm;
     if (!parse_options("bench", "[--threads T] [--tt-mb X] [--db D] [--json]", opts, args, vm))
         return 0;
-    const int threads = vm["threads"].as<int>();
-    if (threads < 1) throw InputError("--threads must be at least 1");
+    const int threads = threads_option(vm);
     const size_t tt_mb = checked_tt_mb(vm);
     const bool json = vm.count("json") > 0;
 
@@ -83,7 +82,8 @@ int run(const std::vector<std::string>& args) {
         rows.push_back(r);
     }
     if (json) {
-        std::cout << "{\"threads\": " << threads << ", \"tt_mb\": " << tt_mb << ", \"positions\": [";
+        std::cout << "{\"threads\": " << threads << ", \"tt_budget_mib\": " << tt_mb
+                  << ", \"positions\": [";
         for (size_t i = 0; i < rows.size(); ++i)
             std::cout << (i ? ", " : "") << "{\"name\": " << json_string(rows[i].name)
                       << ", \"value\": " << rows[i].value << ", \"nodes\": " << rows[i].nodes

@@ -1,6 +1,4 @@
 // `kalah build-db` and `kalah verify-db`: build endgame database layers, check them.
-#include <omp.h>
-
 #include <cmath>
 #include <iostream>
 
@@ -12,45 +10,57 @@ namespace kalah::cli {
 namespace {
 namespace po = boost::program_options;
 
-// --threads: 0 (OpenMP default) .. 4 per core; more is a typo, not a request.
-int threads_option(const po::variables_map& vm) {
-    const int t = vm["threads"].as<int>();
-    const int most = 4 * omp_get_num_procs();
-    if (t < 0 || t > most)
-        throw InputError("--threads must be 0.." + std::to_string(most) + " (0: all cores)");
-    return t;
+// --db DIR, or its older name --dir (kept for scripts; listed by --help-expert).
+std::string db_dir(const po::variables_map& vm) {
+    if (vm.count("dir") && !vm["dir"].defaulted()) {
+        if (!vm["db"].defaulted())
+            throw InputError("give --db or --dir (its older name), not both");
+        return vm["dir"].as<std::string>();
+    }
+    return vm["db"].as<std::string>();
+}
+
+void add_dir_options(po::options_description& opts, po::options_description& expert) {
+    opts.add_options()("db", po::value<std::string>()->default_value(kDefaultDbDir),
+                       "database directory");
+    expert.add_options()("dir", po::value<std::string>()->default_value(kDefaultDbDir),
+                         "older name of --db");
 }
 
 int run_build(const std::vector<std::string>& args) {
     po::options_description opts("build-db options");
-    opts.add_options()
-        ("pits", po::value<int>()->required(), "pits per side m (1..6)")
-        ("rule", po::value<std::string>()->default_value("standard"), "standard or empty-capture")
-        ("max-seeds", po::value<int>()->required(), "K: build the layers of 0..K seeds in the pits")
-        ("dir", po::value<std::string>()->default_value("kalah-db"), "database directory")
-        ("threads", po::value<int>()->default_value(0), "OpenMP threads (0: all cores)")
-        ("memory-gb", po::value<double>()->default_value(16.0), "memory bound for the layers")
-        ("block-entries", po::value<uint32_t>()->default_value(db::kDefaultBlockSize),
-         "entries per compressed block: larger compresses better, smaller makes a probe "
-         "of a layer not held in memory cheaper (it decodes one block)")
-        ("zstd-level", po::value<int>()->default_value(db::kDefaultZstdLevel),
-         "zstd compression level 1..19 (higher: smaller files, slower build)");
+    po::options_description expert("expert options");
+    opts.add_options()("pits", po::value<int>()->required(), "pits per side m (1..6)")(
+        "rule", po::value<std::string>()->default_value("standard"), "standard or empty-capture")(
+        "max-seeds", po::value<int>()->required(), "K: build the layers of 0..K seeds in the pits")(
+        "memory-gb", po::value<double>()->default_value(16.0),
+        "memory bound of the build in GiB (checked before it starts)");
+    add_dir_options(opts, expert);
+    add_threads_option(opts);
+    add_output_options(opts);
+    expert.add_options()(
+        "block-entries", po::value<uint32_t>()->default_value(db::kDefaultBlockSize),
+        "entries per compressed block: larger compresses better, smaller makes a probe "
+        "of a layer not held in memory cheaper (it decodes one block)")(
+        "zstd-level", po::value<int>()->default_value(db::kDefaultZstdLevel),
+        "zstd compression level 1..19 (higher: smaller files, slower build)");
     po::variables_map vm;
-    if (!parse_options("build-db", "--pits M --max-seeds K [--rule R] [--dir D] [--threads T] "
-                                   "[--memory-gb G] [--block-entries B] [--zstd-level L]", opts, args, vm))
+    if (!parse_options("build-db", "--pits M --max-seeds K [--rule R] [--db D] [options]", opts,
+                       args, vm, &expert, true))
         return 0;
     db::BuildOptions o;
     o.m = vm["pits"].as<int>();
     o.rule = parse_rule(vm["rule"].as<std::string>());
     o.max_seeds = vm["max-seeds"].as<int>();
-    o.dir = vm["dir"].as<std::string>();
+    o.dir = db_dir(vm);
     o.threads = threads_option(vm);
     o.memory_gb = vm["memory-gb"].as<double>();
     if (!std::isfinite(o.memory_gb) || !(o.memory_gb > 0))
         throw InputError("--memory-gb must be a positive number");
     o.block_size = vm["block-entries"].as<uint32_t>();
     o.level = vm["zstd-level"].as<int>();
-    o.log = &std::cerr;
+    const bool json = vm.count("json") > 0;
+    if (!quiet(vm)) o.log = &std::cerr;
     auto stats = db::build_database(o);
     uint64_t entries = 0, bytes = 0;
     double seconds = 0;
@@ -58,6 +68,21 @@ int run_build(const std::vector<std::string>& args) {
         entries += s.entries;
         bytes += s.compressed_bytes;
         seconds += s.seconds;
+    }
+    if (json) {
+        std::cout << "{\"pits\": " << o.m << ", \"rule\": " << json_string(rule_name(o.rule))
+                  << ", \"db\": " << json_string(o.dir) << ", \"max_seeds\": " << o.max_seeds
+                  << ", \"layers\": [";
+        for (size_t i = 0; i < stats.size(); ++i) {
+            const auto& st = stats[i];
+            std::cout << (i ? ", " : "") << "{\"seeds\": " << st.s
+                      << ", \"entries\": " << st.entries << ", \"bytes\": " << st.compressed_bytes
+                      << ", \"seconds\": " << st.seconds << ", \"cpu_seconds\": " << st.cpu_seconds
+                      << ", \"reused\": " << (st.reused ? "true" : "false") << "}";
+        }
+        std::cout << "], \"entries\": " << entries << ", \"bytes\": " << bytes
+                  << ", \"seconds\": " << seconds << "}\n";
+        return 0;
     }
     std::cout << "database m=" << o.m << " " << rule_name(o.rule) << " layers 0.." << o.max_seeds
               << " in " << o.dir << ": " << entries << " entries, " << bytes << " bytes ("
@@ -67,27 +92,38 @@ int run_build(const std::vector<std::string>& args) {
 
 int run_verify(const std::vector<std::string>& args) {
     po::options_description opts("verify-db options");
-    opts.add_options()
-        ("dir", po::value<std::string>()->default_value("kalah-db"), "database directory")
-        ("pits", po::value<int>(), "check only this m")
-        ("rule", po::value<std::string>(), "check only this rule")
-        ("threads", po::value<int>()->default_value(0), "OpenMP threads (0: all cores)");
+    po::options_description expert("expert options");
+    add_dir_options(opts, expert);
+    opts.add_options()("pits", po::value<int>(), "check only this m")(
+        "rule", po::value<std::string>(), "check only this rule");
+    add_threads_option(opts);
+    add_output_options(opts);
     po::variables_map vm;
-    if (!parse_options("verify-db", "--dir D [--pits M] [--rule R] [--threads T]", opts, args, vm))
+    if (!parse_options("verify-db", "[--db D] [--pits M] [--rule R] [options]", opts, args, vm,
+                       &expert))
         return 0;
     db::VerifyOptions o;
-    o.dir = vm["dir"].as<std::string>();
+    o.dir = db_dir(vm);
     if (vm.count("pits")) {
         o.m = vm["pits"].as<int>();
         if (o.m < 1 || o.m > kMaxPits) throw InputError("--pits must be 1..6");
     }
     if (vm.count("rule")) o.rule = parse_rule(vm["rule"].as<std::string>());
     o.threads = threads_option(vm);
-    o.log = &std::cerr;
+    if (!quiet(vm)) o.log = &std::cerr;
     const auto res = db::verify_database(o);
     for (const auto& p : res.problems) std::cerr << "kalah verify-db: " << p << "\n";
-    std::cout << (res.ok() ? "OK" : "FAILED") << ": " << res.files << " layer files, "
-              << res.entries << " entries re-derived, " << res.problems.size() << " problems\n";
+    if (vm.count("json")) {
+        std::cout << "{\"db\": " << json_string(o.dir)
+                  << ", \"ok\": " << (res.ok() ? "true" : "false") << ", \"files\": " << res.files
+                  << ", \"entries\": " << res.entries << ", \"problems\": [";
+        for (size_t i = 0; i < res.problems.size(); ++i)
+            std::cout << (i ? ", " : "") << json_string(res.problems[i]);
+        std::cout << "]}\n";
+    } else {
+        std::cout << (res.ok() ? "OK" : "FAILED") << ": " << res.files << " layer files, "
+                  << res.entries << " entries re-derived, " << res.problems.size() << " problems\n";
+    }
     return res.ok() ? 0 : 1;
 }
 

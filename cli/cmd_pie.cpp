@@ -20,15 +20,16 @@ const char* north_choice(int v) { return v < 0 ? "keeps" : v > 0 ? "swaps" : "ei
 int run(const std::vector<std::string>& args) {
     po::options_description opts("pie options");
     add_game_options(opts, false);
-    add_solver_options(opts, 512);
-    opts.add_options()("json", "print a JSON object");
+    po::options_description expert("expert options");
+    add_solver_options(opts, expert);
+    add_output_options(opts);
     po::variables_map vm;
-    if (!parse_options("pie", "--pits M --seeds N [--rule R] [--tt-mb X] [--json]", opts, args,
-                       vm))
+    if (!parse_options("pie", "(--pits M --seeds N | --position P) [--rule R] [options]", opts,
+                       args, vm, &expert, true))
         return 0;
     Rule rule;
     Board start = game_from_options(vm, rule);
-    SolverSetup setup = make_solver(vm, start.pits(), rule);
+    SolverSetup setup = make_solver(vm, "pie", start.pits(), rule);
     Solver& solver = *setup.solver;
     PieReport rep = pie_analysis(solver, start, rule);
     const SolverStats& st = solver.stats();

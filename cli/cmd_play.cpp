@@ -40,23 +40,25 @@ std::string outcome_for(int margin) {
 int run(const std::vector<std::string>& args) {
     po::options_description opts("play options");
     add_game_options(opts, false);
-    add_solver_options(opts, 512);
+    po::options_description expert("expert options");
+    add_solver_options(opts, expert);
     opts.add_options()
         ("level", po::value<std::string>()->default_value("medium"),
          "engine strength: easy, medium, hard or perfect")
         ("side", po::value<std::string>()->default_value("A"), "your side: A (moves first) or B")
         ("seed", po::value<uint64_t>(), "random seed of the engine's choices (default: random)");
     po::variables_map vm;
-    if (!parse_options("play",
-                       "--pits M --seeds N [--rule R] [--level L] [--side A|B] [--seed S]\n"
-                       "levels (per engine move: chance of a deliberate deviation, its largest loss):\n"
-                       "  easy 60%, any move; medium 35%, <= 6 seeds; hard 15%, <= 2 seeds; "
-                       "perfect never\n"
-                       "commands during the game: a move (A3, or just 3), hint, undo, quit",
-                       opts, args, vm))
+    if (!parse_options(
+            "play",
+            "[--pits M --seeds N | --position P] [--rule R] [--level L] [--side A|B] [options]\n"
+            "levels (per engine move: chance of a deliberate deviation, its largest loss):\n"
+            "  easy 60%, any move; medium 35%, <= 6 seeds; hard 15%, <= 2 seeds; "
+            "perfect never\n"
+            "commands during the game: a move (A3, or just 3), hint, undo, quit",
+            opts, args, vm, &expert))
         return 0;
     Rule rule;
-    const Board start = game_from_options(vm, rule);
+    const Board start = game_from_options(vm, rule, nullptr, /*required=*/false);
     const Level level = parse_level(vm["level"].as<std::string>());
     const std::string side_text = vm["side"].as<std::string>();
     if (side_text != "A" && side_text != "B" && side_text != "a" && side_text != "b")
@@ -64,7 +66,7 @@ int run(const std::vector<std::string>& args) {
     const Side person = std::toupper(static_cast<unsigned char>(side_text[0])) == 'A' ? Side::South
                                                                                       : Side::North;
     const uint64_t seed = vm.count("seed") ? vm["seed"].as<uint64_t>() : std::random_device{}();
-    SolverSetup setup = make_solver(vm, start.pits(), rule);
+    SolverSetup setup = make_solver(vm, "play", start.pits(), rule, false);
     Solver& solver = *setup.solver;
     Rng rng(seed);
 

@@ -17,7 +17,7 @@ int run(const std::vector<std::string>& args) {
         return 0;
     Rule rule;
     std::vector<PlayedMove> played;
-    Board b = game_from_options(vm, rule, &played);
+    Board b = game_from_options(vm, rule, &played, /*required=*/false);
     if (vm.count("json")) {
         std::cout << "{\"position\": " << json_string(format_position(b))
                   << ", \"rule\": " << json_string(rule_name(rule)) << ", \"moves\": [";

@@ -28,13 +28,19 @@ int fail(const std::string& cmd, const std::string& message) {
     return kExitBadInput;
 }
 
-bool parse_options(const std::string& cmd, const std::string& usage,
-                   po::options_description& opts, const std::vector<std::string>& args,
-                   po::variables_map& vm) {
+bool parse_options(const std::string& cmd, const std::string& usage, po::options_description& opts,
+                   const std::vector<std::string>& args, po::variables_map& vm,
+                   const po::options_description* expert, bool bare_is_usage) {
+    if (bare_is_usage && args.empty())
+        throw InputError("usage: kalah " + cmd + " " + usage.substr(0, usage.find('\n')) +
+                         " (kalah " + cmd + " --help lists the options)");
     opts.add_options()("help,h", "show this help");
+    if (expert) opts.add_options()("help-expert", "show this help and the expert options");
     // No command takes positional arguments: a stray word is an error, not silently dropped.
     po::options_description all;
-    all.add(opts).add_options()("stray-words", po::value<std::vector<std::string>>());
+    all.add(opts);
+    if (expert) all.add(*expert);
+    all.add_options()("stray-words", po::value<std::vector<std::string>>());
     po::positional_options_description stray;
     stray.add("stray-words", -1);
     po::store(po::command_line_parser(args).options(all).positional(stray).run(), vm);
@@ -42,8 +48,9 @@ bool parse_options(const std::string& cmd, const std::string& usage,
         throw InputError("unexpected argument '" +
                          vm["stray-words"].as<std::vector<std::string>>().front() +
                          "' (options start with --)");
-    if (vm.count("help")) {
+    if (vm.count("help") || vm.count("help-expert")) {
         std::cout << "usage: kalah " << cmd << " " << usage << "\n\n" << opts << "\n";
+        if (expert && vm.count("help-expert")) std::cout << *expert << "\n";
         return false;
     }
     po::notify(vm);
@@ -96,48 +103,6 @@ std::string json_string(const std::string& s) {
 
 namespace kalah::cli {
 
-Board checked_start(int m, int n) {
-    if (m < 1 || m > kMaxPits) throw InputError("--pits must be 1..6, not " + std::to_string(m));
-    if (n < 1) throw InputError("--seeds must be at least 1, not " + std::to_string(n));
-    if (2L * m * n > kMaxSeeds)
-        throw InputError("Kalah(" + std::to_string(m) + "," + std::to_string(n) + ") has " +
-                         std::to_string(2L * m * n) + " seeds; at most " +
-                         std::to_string(kMaxSeeds) + " are supported");
-    return Board::start(m, n);
-}
-
-void add_game_options(po::options_description& opts, bool with_moves) {
-    opts.add_options()
-        ("pits", po::value<int>(), "pits per side m (1..6); with --seeds, the start position")
-        ("seeds", po::value<int>(), "seeds per pit n at the start")
-        ("position", po::value<std::string>(), "position 'A1,..,Am/B1,..,Bm/storeA,storeB/side'")
-        ("rule", po::value<std::string>()->default_value("standard"), "capture rule: standard or empty-capture");
-    if (with_moves)
-        opts.add_options()("moves", po::value<std::string>()->default_value(""),
-                           "moves to play first, e.g. \"A3+ A6 B2\"");
-}
-
-Board game_from_options(const po::variables_map& vm, Rule& rule, std::vector<PlayedMove>* played) {
-    rule = parse_rule(vm["rule"].as<std::string>());
-    Board b;
-    if (vm.count("position")) {
-        if (vm.count("pits") || vm.count("seeds"))
-            throw InputError("give either --position or --pits/--seeds, not both");
-        b = parse_position(vm["position"].as<std::string>());
-    } else {
-        int m = vm.count("pits") ? vm["pits"].as<int>() : 6;
-        int n = vm.count("seeds") ? vm["seeds"].as<int>() : 4;
-        if (vm.count("pits") != vm.count("seeds"))
-            throw InputError("--pits and --seeds go together");
-        b = checked_start(m, n);
-    }
-    if (vm.count("moves")) {
-        auto moves = replay(b, vm["moves"].as<std::string>(), rule);
-        if (played) *played = std::move(moves);
-    }
-    return b;
-}
-
 int final_store(const Board& b, Side s) {
     int row = 0;
     for (int i = 0; i < b.pits(); ++i) row += b.pit(s, i);
@@ -171,61 +136,6 @@ std::string draw_board(const Board& b) {
         out += std::string("  ") + (b.to_move() == Side::South ? "A" : "B") + " to move\n";
     }
     return out;
-}
-
-}  // namespace kalah::cli
-
-namespace kalah::cli {
-
-void add_db_options(po::options_description& opts, double default_gb, bool use_default_dir) {
-    auto dir = po::value<std::string>();
-    if (use_default_dir) dir->default_value(kDefaultDbDir);
-    opts.add_options()
-        ("db", dir, "endgame database directory (kalah build-db writes one); searched positions "
-                    "with few enough seeds are read from it")
-        ("db-memory-gb", po::value<double>()->default_value(default_gb),
-         "memory for the database in GiB: layers held in memory (1 byte a position; m = 6 "
-         "layers 0..26 take 2.7 GB) plus a cache of decoded blocks (at least 64 blocks: "
-         "64 MiB with the default 1 Mi-entry blocks)");
-}
-
-std::unique_ptr<db::Database> open_database(const po::variables_map& vm, const std::string& cmd,
-                                            int m, Rule rule) {
-    if (!vm.count("db")) return nullptr;
-    const double gb = vm["db-memory-gb"].as<double>();
-    if (!(gb > 0) || !(gb <= 1 << 20))
-        throw InputError("--db-memory-gb must be a positive number of GiB");
-    const std::string dir = vm["db"].as<std::string>();
-    std::string why;
-    std::string damage;
-    auto database = db::Database::open(dir, m, rule, static_cast<size_t>(gb * double(1ull << 30)),
-                                       &why, &damage);
-    // A damaged file is an error (exit 1), not a smaller database: the user asked for
-    // this database, and `build-db` rebuilds exactly the damaged layers.
-    if (!damage.empty())
-        throw db::FormatError(dir + "/" + damage + " (kalah build-db rebuilds damaged layers)");
-    if (!database) {
-        std::cerr << "kalah " << cmd << ": no endgame database (" << why << "); searching without one\n";
-        return nullptr;
-    }
-    if (!why.empty()) std::cerr << "kalah " << cmd << ": warning: " << why << "\n";
-    std::cerr << "kalah " << cmd << ": endgame database " << dir << ", layers 0.." << database->max_seeds()
-              << " seeds (m=" << m << ", " << rule_name(rule) << ")\n";
-    return database;
-}
-
-}  // namespace kalah::cli
-
-namespace kalah::cli {
-
-size_t checked_tt_mb(const po::variables_map& vm) {
-    const size_t mb = vm["tt-mb"].as<size_t>();
-    const long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
-    const size_t phys_mb = pages > 0 && page > 0 ? size_t(pages) * size_t(page) >> 20 : size_t(1) << 20;
-    if (mb < 1 || mb > phys_mb)
-        throw InputError("--tt-mb must be 1.." + std::to_string(phys_mb) +
-                         " (this machine's memory in MiB), not " + std::to_string(mb));
-    return mb;
 }
 
 }  // namespace kalah::cli

@@ -156,15 +156,15 @@ std::vector<LayerStats> build_database(const BuildOptions& opts) {
     if (opts.level < 1 || opts.level > kMaxZstdLevel)
         throw std::invalid_argument("--zstd-level must be 1.." + std::to_string(kMaxZstdLevel));
     const uint64_t need = build_memory_bytes(opts.m, opts.max_seeds);
-    const double have = opts.memory_gb * 1e9;
+    const double have = opts.memory_gb * double(1ull << 30);  // GiB, as --db-memory-gb
     if (static_cast<double>(need) > have) {
         int fits = opts.max_seeds;
         while (fits > 0 && static_cast<double>(build_memory_bytes(opts.m, fits)) > have) --fits;
         char buf[160];
         std::snprintf(buf, sizeof buf,
-                      "layers 0..%d need %.2f GB, above --memory-gb %.2f "
+                      "layers 0..%d need %.2f GiB, above --memory-gb %.2f "
                       "(at most --max-seeds %d fits)",
-                      opts.max_seeds, need / 1e9, opts.memory_gb, fits);
+                      opts.max_seeds, need / double(1ull << 30), opts.memory_gb, fits);
         throw std::invalid_argument(buf);
     }
     if (opts.threads > 0) omp_set_num_threads(opts.threads);

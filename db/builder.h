@@ -39,7 +39,7 @@ struct BuildOptions {
     Rule rule = Rule::Standard;
     int max_seeds = 0;       // K: layers 0..K
     int threads = 0;         // 0: OpenMP default
-    double memory_gb = 16;   // bound on the layers held in memory while building
+    double memory_gb = 16;   // bound on the memory of the build, GiB
     uint32_t block_size = kDefaultBlockSize;  // entries per compressed block (db/format.h)
     int level = kDefaultZstdLevel;            // zstd level of the blocks
     std::ostream* log = nullptr;  // progress lines (stderr in the CLI); nullptr: quiet

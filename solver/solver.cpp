@@ -73,6 +73,9 @@ constexpr int kBusyMinSeeds = 24;
 // beyond the runs' spread (results/parallel.md, session 11).
 constexpr int kBusyAboveDb = 10;
 constexpr size_t kBusySize = size_t(1) << 16;
+// Every this many nodes a thread adds its count to the pass's live total, and the calling
+// thread checks whether a heartbeat is due (a clock read per 65 k nodes costs nothing).
+constexpr uint64_t kBeatNodes = uint64_t(1) << 16;
 // A search from a position with at least this many seeds above the database (or in all,
 // without one) takes the whole TT budget at once instead of growing it: the searches of
 // whole games of Kalah(6,4) and larger without a database, which fill any default table;
@@ -108,6 +111,7 @@ void run_team(int threads, F&& f) {
 // Per-thread search state.
 struct Worker {
     uint64_t nodes = 0;
+    uint64_t nodes_reported = 0;  // part of `nodes` already added to Impl::live_nodes
     // What this thread's TT stores did, not yet reported (parallel only;
     // Solver::Impl::report_table_counts).
     TranspositionTable::StoreCounts counts;
@@ -168,6 +172,30 @@ struct Solver::Impl {
     std::atomic<uint64_t> fresh{0};   // TT slots filled during the current parallel pass
     std::atomic<uint64_t> stores{0};  // TT stores during the current parallel pass
     std::atomic<uint64_t> costly{0};  // TT costly evictions during the current parallel pass
+    // Heartbeat: nodes of the current pass reported so far by its threads, the pass's
+    // test, when the whole search started and when the next beat is due.
+    std::atomic<uint64_t> live_nodes{0};
+    int pass_beta = 0, pass_no = 0;
+    Clock::time_point search_t0, next_beat;
+    uint64_t search_n0 = 0;
+    void beat(Worker& w) {
+        live_nodes.fetch_add(w.nodes - w.nodes_reported, std::memory_order_relaxed);
+        w.nodes_reported = w.nodes;
+        if (w.id != 0 || !opts.heartbeat) return;
+        const auto now = Clock::now();
+        if (now < next_beat) return;
+        next_beat = now + std::chrono::duration_cast<Clock::duration>(
+                              std::chrono::duration<double>(opts.heartbeat_seconds));
+        const double el = std::chrono::duration<double>(now - search_t0).count();
+        const uint64_t n = nodes - search_n0 + live_nodes.load(std::memory_order_relaxed);
+        char buf[200];
+        std::snprintf(buf, sizeof buf,
+                      "pass %d: testing v >= %+d; %.1f M nodes, %.2f M nodes/s, table %zu of "
+                      "%zu MiB, %.1f s",
+                      pass_no + 1, pass_beta, n / 1e6, el > 0 ? n / el / 1e6 : 0.0,
+                      tt.bytes() >> 20, tt.max_bytes() >> 20, el);
+        opts.heartbeat(buf);
+    }
     // Busy positions of the parallel search: a hash (never 0) of the key, or 0 if free.
     std::unique_ptr<std::atomic<uint64_t>[]> busy;
 
@@ -256,7 +284,7 @@ void Solver::Impl::expand(const Board& b, int s, Expansion& x, bool prefetch_db)
 template <bool Par>
 int Solver::Impl::search(Worker& w, const Board& b, const TTKey& key, int alpha, int beta,
                          const Expansion* pre, bool cut) {
-    ++w.nodes;
+    if ((++w.nodes & (kBeatNodes - 1)) == 0) beat(w);
     auto probe = [this](const TTKey& k) { return Par ? tt.probe_shared(k) : tt.probe(k); };
     auto store = [this, &w](const TTKey& k, int lo_, int hi_, int mv, uint64_t n_) {
         if constexpr (Par) {
@@ -462,6 +490,8 @@ int Solver::Impl::estimate(const Board& b, int depth, int alpha, int beta) const
 // searched at once meet the same positions, and nothing tells one thread that the other
 // is already inside one, which is what the busy marks do (results/parallel.md, session 8).
 int Solver::Impl::search_pass(int beta, const Board& pits, bool expect_high) {
+    pass_beta = beta;
+    live_nodes.store(0);
     if ((threads == 1 && opts.use_plain_path) || pits.seeds_in_pits() < opts.parallel_min_seeds) {
         Worker w;
         const int r = search<false>(w, pits, TTKey::of(pits), beta - 1, beta);
@@ -470,6 +500,7 @@ int Solver::Impl::search_pass(int beta, const Board& pits, bool expect_high) {
     }
     for (;;) {
         state.store(0);
+        live_nodes.store(0);
         fresh.store(0);
         stores.store(0);
         costly.store(0);
@@ -521,7 +552,12 @@ int Solver::Impl::mtdf(const Board& pits, int guess, bool report) {
     const uint64_t n0 = nodes;
     int pass = 0;
     bool expect_high = true;
+    search_t0 = t0;
+    search_n0 = n0;
+    next_beat = t0 + std::chrono::duration_cast<Clock::duration>(
+                         std::chrono::duration<double>(opts.heartbeat_seconds));
     while (lower < upper) {
+        pass_no = pass;
         const int beta = g == lower ? g + 2 : g;  // test v >= beta; beta == s (mod 2)
         // The first test (v >= the guess) and a test just after a failed-low one (v >= that
         // bound) succeed when the guess or bound is the value: expect those to fail high.

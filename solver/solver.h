@@ -35,7 +35,7 @@ namespace kalah {
 
 struct SolverOptions {
     size_t tt_mb = 1024;                // transposition table size in MiB
-    int threads = 1;                    // search threads (issue 5)
+    int threads = 1;                    // search threads
     // With threads > 1, positions with fewer seeds in pits are searched by one thread:
     // they take microseconds, less than waking the other threads. 0: always parallel.
     int parallel_min_seeds = 24;
@@ -43,6 +43,10 @@ struct SolverOptions {
     std::optional<int> guess;           // first MTD(f) guess (pits value, mover's view)
     // Called after every MTD(f) pass (for progress on stderr); may be empty.
     std::function<void(const std::string&)> progress;
+    // Called about every heartbeat_seconds during a search (nodes, nodes/s, the pass's
+    // test, table size, elapsed), from the calling thread; may be empty.
+    std::function<void(const std::string&)> heartbeat;
+    double heartbeat_seconds = 5;
     // Search features, switchable for measurements (results/solver.md); all exact.
     bool use_tt_move = true;    // search the TT's best move first
     bool use_ordering = true;   // then extra moves, captures, pits nearest the store

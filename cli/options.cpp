@@ -1,0 +1,210 @@
+// The options shared by the commands (cli/options.h).
+#include "cli/options.h"
+
+#include <omp.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cmath>
+#include <iostream>
+#include <sstream>
+
+#include "db/database.h"
+#include "db/format.h"
+
+namespace kalah::cli {
+namespace po = boost::program_options;
+
+void add_game_options(po::options_description& opts, bool with_moves) {
+    opts.add_options()("pits", po::value<int>(),
+                       "pits per side m (1..6); with --seeds, the start position")(
+        "seeds", po::value<int>(), "seeds per pit n at the start")(
+        "position", po::value<std::string>(), "position 'A1,..,Am/B1,..,Bm/storeA,storeB/side'")(
+        "rule", po::value<std::string>()->default_value("standard"),
+        "capture rule: standard or empty-capture");
+    if (with_moves)
+        opts.add_options()("moves", po::value<std::string>()->default_value(""),
+                           "moves to play first, e.g. \"A3+ A6 B2\"");
+}
+
+Board checked_start(int m, int n) {
+    if (m < 1 || m > kMaxPits) throw InputError("--pits must be 1..6, not " + std::to_string(m));
+    if (n < 1) throw InputError("--seeds must be at least 1, not " + std::to_string(n));
+    if (2L * m * n > kMaxSeeds)
+        throw InputError("Kalah(" + std::to_string(m) + "," + std::to_string(n) + ") has " +
+                         std::to_string(2L * m * n) + " seeds; at most " +
+                         std::to_string(kMaxSeeds) + " are supported");
+    return Board::start(m, n);
+}
+
+Board game_from_options(const po::variables_map& vm, Rule& rule, std::vector<PlayedMove>* played,
+                        bool required) {
+    rule = parse_rule(vm["rule"].as<std::string>());
+    Board b;
+    if (vm.count("position")) {
+        if (vm.count("pits") || vm.count("seeds"))
+            throw InputError("give either --position or --pits/--seeds, not both");
+        b = parse_position(vm["position"].as<std::string>());
+    } else {
+        if (vm.count("pits") != vm.count("seeds"))
+            throw InputError("--pits and --seeds go together");
+        if (!vm.count("pits") && required)
+            throw InputError("which position? give --pits M --seeds N (a start) or --position P");
+        const int m = vm.count("pits") ? vm["pits"].as<int>() : 6;
+        const int n = vm.count("seeds") ? vm["seeds"].as<int>() : 4;
+        b = checked_start(m, n);
+    }
+    if (vm.count("moves")) {
+        auto moves = replay(b, vm["moves"].as<std::string>(), rule);
+        if (played) *played = std::move(moves);
+    }
+    return b;
+}
+
+void add_threads_option(po::options_description& opts, int default_threads) {
+    const int d = default_threads > 0 ? default_threads : omp_get_num_procs();
+    opts.add_options()("threads", po::value<int>()->default_value(d),
+                       default_threads > 0 ? "threads"
+                                           : "threads (default: every core); any count gives "
+                                             "the same results");
+}
+
+int threads_option(const po::variables_map& vm) {
+    const int t = vm["threads"].as<int>();
+    // More than 4 per core is a typo, not a request.
+    const int most = 4 * omp_get_num_procs();
+    if (t < 1 || t > most)
+        throw InputError("--threads must be 1.." + std::to_string(most) + " (4 per core), not " +
+                         std::to_string(t));
+    return t;
+}
+
+void add_tt_option(po::options_description& opts, size_t default_mib) {
+    opts.add_options()("tt-mb", po::value<size_t>()->default_value(default_mib),
+                       "transposition table budget in MiB (allocated as it fills)");
+}
+
+size_t checked_tt_mb(const po::variables_map& vm) {
+    const size_t mb = vm["tt-mb"].as<size_t>();
+    const long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+    const size_t phys_mb =
+        pages > 0 && page > 0 ? size_t(pages) * size_t(page) >> 20 : size_t(1) << 20;
+    if (mb < 1 || mb > phys_mb)
+        throw InputError("--tt-mb must be 1.." + std::to_string(phys_mb) +
+                         " (this machine's memory in MiB), not " + std::to_string(mb));
+    return mb;
+}
+
+void add_db_options(po::options_description& opts, bool use_default_dir) {
+    auto dir = po::value<std::string>();
+    if (use_default_dir) dir->default_value(kDefaultDbDir);
+    opts.add_options()("db", dir, "endgame database directory (made by kalah build-db)")(
+        "db-memory-gb", po::value<double>()->default_value(kDefaultDbMemoryGib),
+        "memory for the database in GiB (layers held in memory plus a block cache)");
+}
+
+std::unique_ptr<db::Database> open_database(const po::variables_map& vm, const std::string& cmd,
+                                            int m, Rule rule) {
+    if (!vm.count("db")) return nullptr;
+    const double gb = vm["db-memory-gb"].as<double>();
+    if (!(gb > 0) || !(gb <= 1 << 20))
+        throw InputError("--db-memory-gb must be a positive number of GiB");
+    const std::string dir = vm["db"].as<std::string>();
+    std::string why, damage;
+    auto database = db::Database::open(dir, m, rule, static_cast<size_t>(gb * double(1ull << 30)),
+                                       &why, &damage);
+    // A damaged file is an error (exit 1), not a smaller database: the user asked for
+    // this database, and `build-db` rebuilds exactly the damaged layers.
+    if (!damage.empty())
+        throw db::FormatError(dir + "/" + damage + " (kalah build-db rebuilds damaged layers)");
+    if (!database) {
+        std::cerr << "kalah " << cmd << ": no endgame database (" << why
+                  << "); searching without one\n";
+        return nullptr;
+    }
+    if (!why.empty()) std::cerr << "kalah " << cmd << ": warning: " << why << "\n";
+    std::cerr << "kalah " << cmd << ": endgame database " << dir << ", layers 0.."
+              << database->max_seeds() << " seeds (m=" << m << ", " << rule_name(rule) << ")\n";
+    return database;
+}
+
+void add_output_options(po::options_description& opts) {
+    opts.add_options()("json", "print one JSON object")(
+        "quiet,q", "no progress lines on stderr (warnings and errors still print)");
+}
+
+bool quiet(const po::variables_map& vm) { return vm.count("quiet") > 0; }
+
+void add_solver_options(po::options_description& opts, po::options_description& expert) {
+    add_tt_option(opts);
+    add_threads_option(opts);
+    add_db_options(opts);
+    // clang-format off
+    expert.add_options()
+        ("ablate", po::value<std::string>()->default_value(""),
+         "switch search features off to measure them (comma-separated): tt-move, ordering, "
+         "etc; parallel: defer, follow, root-defer, cut-move, cut-join, plain (README)")
+        ("heartbeat-seconds", po::value<double>(),
+         "seconds between heartbeat lines (default 2 on a terminal, else 10)");
+    // clang-format on
+}
+
+namespace {
+// A heartbeat on a terminal rewrites one line; the next line printed must first clear it.
+std::atomic<bool> line_open{false};
+void print_progress(const std::string& s, bool rewrite) {
+    if (rewrite) {
+        std::cerr << "\r" << s << "\033[K" << std::flush;
+        line_open = true;
+        return;
+    }
+    if (line_open.exchange(false)) std::cerr << "\r\033[K";
+    std::cerr << s << "\n" << std::flush;
+}
+}  // namespace
+
+SolverOptions solver_options(const po::variables_map& vm, const std::string& cmd, int m, Rule rule,
+                             std::unique_ptr<db::Database>& db, bool passes) {
+    SolverOptions o;
+    o.tt_mb = checked_tt_mb(vm);
+    o.threads = threads_option(vm);
+    std::stringstream ab(vm["ablate"].as<std::string>());
+    std::string f;
+    while (std::getline(ab, f, ',')) {
+        // clang-format off
+        if (f == "tt-move") o.use_tt_move = false;
+        else if (f == "ordering") o.use_ordering = false;
+        else if (f == "etc") o.use_etc = false;
+        else if (f == "defer") o.use_defer = false;  // parallel: plain lazy SMP
+        else if (f == "follow") o.use_follow = false;  // parallel: helpers defer at the root
+        else if (f == "root-defer") o.use_root_defer = false;  // parallel: may race
+        else if (f == "cut-move") o.use_cut_move_rule = false;  // parallel: cut moves
+        else if (f == "cut-join") o.use_cut_join = false;  // parallel: defer at cut nodes
+        else if (f == "plain") o.use_plain_path = false;  // a team of one
+        else if (!f.empty()) throw InputError("--ablate: unknown feature '" + f + "'");
+        // clang-format on
+    }
+    const bool tty = ::isatty(2);
+    if (vm.count("heartbeat-seconds")) {
+        const double s = vm["heartbeat-seconds"].as<double>();
+        if (!(s > 0) || !(s <= 86400))
+            throw InputError("--heartbeat-seconds must be a positive number of seconds");
+        o.heartbeat_seconds = s;
+    } else {
+        o.heartbeat_seconds = tty ? 2 : 10;
+    }
+    if (!quiet(vm)) {
+        if (passes) o.progress = [](const std::string& s) { print_progress(s, false); };
+        o.heartbeat = [tty](const std::string& s) { print_progress(s, tty); };
+    }
+    // Last: the options are all valid before a line about the database is printed.
+    db = open_database(vm, cmd, m, rule);
+    o.db = db.get();
+    return o;
+}
+
+void end_progress_line() {
+    if (line_open.exchange(false)) std::cerr << "\r\033[K" << std::flush;
+}
+
+}  // namespace kalah::cli

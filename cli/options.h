@@ -1,0 +1,75 @@
+// The options that several commands take, each defined once here: its name, its unit, its
+// default and its check. A command declares the groups it needs and reads them back with
+// the matching functions, so `--threads` or `--db` mean the same in every command.
+#pragma once
+
+#include <boost/program_options.hpp>
+#include <cstddef>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/notation.h"
+#include "solver/solver.h"
+
+namespace kalah::db {
+class Database;
+}
+
+namespace kalah::cli {
+
+// Default directory of endgame databases (build-db writes there; searches probe it).
+inline constexpr const char* kDefaultDbDir = "kalah-db";
+// Default transposition-table budget of the searching commands, in MiB.
+inline constexpr size_t kDefaultTtMib = 1024;
+// Default memory for a probed database, in GiB.
+inline constexpr double kDefaultDbMemoryGib = 8.0;
+
+// --pits/--seeds (a start position), --position, --rule and, if with_moves, --moves.
+void add_game_options(boost::program_options::options_description& opts, bool with_moves = true);
+// The board the options name, the moves replayed (returned in `played`). Without --position
+// or --pits/--seeds: an InputError if `required`, else the start of Kalah(6,4).
+Board game_from_options(const boost::program_options::variables_map& vm, Rule& rule,
+                        std::vector<kalah::PlayedMove>* played = nullptr, bool required = true);
+// The start of Kalah(m,n), with --pits/--seeds range errors as InputError.
+Board checked_start(int m, int n);
+
+// --threads T: 1 .. 4 per core; the default is every core (default_threads = 0) or the
+// given count.
+void add_threads_option(boost::program_options::options_description& opts, int default_threads = 0);
+int threads_option(const boost::program_options::variables_map& vm);
+
+// --tt-mb X: the transposition table's budget in MiB, 1 .. this machine's memory.
+void add_tt_option(boost::program_options::options_description& opts,
+                   size_t default_mib = kDefaultTtMib);
+size_t checked_tt_mb(const boost::program_options::variables_map& vm);
+
+// --db DIR (default kDefaultDbDir, or none when use_default_dir is false) and
+// --db-memory-gb G (GiB).
+void add_db_options(boost::program_options::options_description& opts, bool use_default_dir = true);
+// Opens the database the options name for (m, rule). Prints one line on stderr: what is
+// used, or why nothing is (the search then runs without one). A damaged file is an error
+// (db::FormatError, exit 1). Returns nullptr when there is no usable database.
+std::unique_ptr<db::Database> open_database(const boost::program_options::variables_map& vm,
+                                            const std::string& cmd, int m, Rule rule);
+
+// --json (print one JSON object) and --quiet (no progress or heartbeat on stderr).
+void add_output_options(boost::program_options::options_description& opts);
+bool quiet(const boost::program_options::variables_map& vm);
+
+// Everything a search takes: --tt-mb, --threads, --db, --db-memory-gb, and in `expert`
+// --ablate and --heartbeat-seconds.
+void add_solver_options(boost::program_options::options_description& opts,
+                        boost::program_options::options_description& expert);
+// The solver options they describe; `db` receives the opened database (kept alive by
+// the caller). Pass lines (if `passes`) and heartbeats go to stderr unless --quiet.
+SolverOptions solver_options(const boost::program_options::variables_map& vm,
+                             const std::string& cmd, int m, Rule rule,
+                             std::unique_ptr<db::Database>& db, bool passes);
+
+}  // namespace kalah::cli
+
+namespace kalah::cli {
+// Clears a heartbeat line left open on a terminal (call before printing a result).
+void end_progress_line();
+}  // namespace kalah::cli

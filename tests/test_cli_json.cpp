@@ -1,0 +1,226 @@
+// The CLI's common surface: every command's JSON parsed with a real parser and its fields
+// checked against each other, one option vocabulary (threads, help, expert options), usage
+// errors, and the heartbeat.
+#include <doctest/doctest.h>
+#include <omp.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <sstream>
+#include <string>
+
+#include "cli_runner.h"
+
+namespace {
+
+using nlohmann::json;
+
+json parse_json(const CliResult& r) {
+    INFO("stdout: " << r.out << "\nstderr: " << r.err);
+    REQUIRE(r.status == 0);
+    json j;
+    REQUIRE_NOTHROW(j = json::parse(r.out));
+    REQUIRE(j.is_object());
+    return j;
+}
+
+std::vector<std::string> words(const std::string& s) {
+    std::istringstream in(s);
+    std::vector<std::string> w;
+    for (std::string t; in >> t;) w.push_back(t);
+    return w;
+}
+
+std::string result_of(int v) { return v > 0 ? "W" : v < 0 ? "L" : "D"; }
+
+}  // namespace
+
+TEST_SUITE("cli") {
+    TEST_CASE("json: solve, query, show, pie and annotate share one vocabulary") {
+        const json s = parse_json(run_kalah("solve --pits 4 --seeds 3 --json --tt-mb 16"));
+        CHECK(s["pits"] == 4);
+        CHECK(s["seeds"] == 3);
+        CHECK(s["position"] == "3,3,3,3/3,3,3,3/0,0/A");
+        CHECK(s["rule"] == "standard");
+        REQUIRE(s["value"].is_number_integer());
+        const int value = s["value"];
+        CHECK(s["result"] == result_of(value));
+        REQUIRE(s["best"].is_array());
+        REQUIRE(s["best"].size() == 1);
+        const auto pv = words(s["pv"].get<std::string>());
+        REQUIRE(!pv.empty());
+        CHECK(s["best"][0] == pv[0]);
+        const auto turn = words(s["best_turn"].get<std::string>());
+        REQUIRE(!turn.empty());
+        CHECK(std::equal(turn.begin(), turn.end(), pv.begin()));
+        REQUIRE(s["score"].is_array());
+        CHECK(s["score"][0].get<int>() - s["score"][1].get<int>() == value);
+        CHECK(s["score"][0].get<int>() + s["score"][1].get<int>() == 24);
+        CHECK(s["nodes"].get<uint64_t>() > 0);
+        CHECK(s["seconds"].is_number());
+        CHECK(s["nodes_per_second"].is_number());
+        CHECK(s["threads"] == omp_get_num_procs());
+        CHECK(s["cpu_seconds"].is_number());
+        CHECK(s["tt_mib"].is_number());
+        CHECK(s["tt_budget_mib"] == 16);
+
+        // query of the same start: the same value; `best` = the moves whose value is it,
+        // and solve's best move is among them.
+        const json q = parse_json(run_kalah("query --pits 4 --seeds 3 --json --tt-mb 16"));
+        CHECK(q["position"] == s["position"]);
+        CHECK(q["rule"] == "standard");
+        CHECK(q["value"] == value);
+        CHECK(q["result"] == result_of(value));
+        CHECK(q["to_move"] == "A");
+        CHECK(q["over"] == false);
+        std::set<std::string> best;
+        REQUIRE(q["moves"].is_array());
+        CHECK(q["moves"].size() == 4);
+        for (const json& m : q["moves"]) {
+            REQUIRE(m["move"].is_string());
+            REQUIRE(m["value"].is_number_integer());
+            CHECK(m["best"] == (m["value"] == value));
+            if (m["value"] == value) best.insert(m["move"].get<std::string>());
+        }
+        std::set<std::string> listed;
+        for (const json& b : q["best"]) listed.insert(b.get<std::string>());
+        CHECK(listed == best);
+        CHECK(best.count(s["best"][0].get<std::string>()) == 1);
+        CHECK(q["nodes"].get<uint64_t>() > 0);
+        CHECK(q["seconds"].is_number());
+
+        // show: the position after the moves, and the moves played.
+        const json sh = parse_json(run_kalah("show --pits 4 --seeds 3 --moves \"A2+ A4\" --json"));
+        CHECK(sh["rule"] == "standard");
+        CHECK(sh["to_move"] == "B");
+        CHECK(sh["moves"] == json::array({"A2+", "A4"}));
+        const json q2 = parse_json(run_kalah(
+            "query --position " + sh["position"].get<std::string>() + " --json --tt-mb 16"));
+        CHECK(q2["value"] == value);  // A2+ A4 is the principal variation's first turn
+
+        // pie: the plain value is the start's value; every opening has a value.
+        const json p = parse_json(run_kalah("pie --pits 4 --seeds 3 --json --tt-mb 16"));
+        CHECK(p["value"] == value);
+        CHECK(p["rule"] == "standard");
+        REQUIRE(p["openings"].is_array());
+        int top = -1000;
+        for (const json& o : p["openings"]) top = std::max(top, o["value"].get<int>());
+        CHECK(top == value);
+        CHECK(p["nodes"].get<uint64_t>() > 0);
+        CHECK(p["seconds"].is_number());
+
+        // annotate the principal variation: every move is best and keeps the value.
+        const json a = parse_json(run_kalah("annotate --pits 4 --seeds 3 --moves \"" +
+                                            s["pv"].get<std::string>() + "\" --json --tt-mb 16"));
+        REQUIRE(a["moves"].is_array());
+        CHECK(a["moves"].size() == pv.size());
+        for (const json& m : a["moves"]) {
+            CHECK(m["before"] == value);
+            CHECK(m["after"] == value);
+            CHECK(m["mark"] == "");
+            REQUIRE(m["best"].is_array());
+            CHECK(std::find(m["best"].begin(), m["best"].end(), m["move"]) != m["best"].end());
+        }
+        CHECK(a["over"] == true);
+        CHECK(a["score"] == s["score"]);
+    }
+
+    TEST_CASE("json: build-db and verify-db") {
+        const std::string d = (std::filesystem::temp_directory_path() /
+                               ("kalah_cli_json_db_" + std::to_string(::getpid())))
+                                  .string();
+        std::filesystem::remove_all(d);
+        const json b = parse_json(run_kalah("build-db --pits 3 --max-seeds 8 --json --db " + d));
+        CHECK(b["pits"] == 3);
+        CHECK(b["rule"] == "standard");
+        CHECK(b["db"] == d);
+        CHECK(b["max_seeds"] == 8);
+        REQUIRE(b["layers"].is_array());
+        REQUIRE(b["layers"].size() == 9);
+        uint64_t entries = 0, bytes = 0;
+        for (int s = 0; s <= 8; ++s) {
+            const json& l = b["layers"][s];
+            CHECK(l["seeds"] == s);
+            CHECK(l["reused"] == false);
+            CHECK(l["bytes"].get<uint64_t>() > 0);
+            entries += l["entries"].get<uint64_t>();
+            bytes += l["bytes"].get<uint64_t>();
+        }
+        CHECK(b["entries"] == entries);
+        CHECK(b["bytes"] == bytes);
+        // A second build reuses every layer.
+        const json again =
+            parse_json(run_kalah("build-db --pits 3 --max-seeds 8 --json --db " + d));
+        for (const json& l : again["layers"]) CHECK(l["reused"] == true);
+        const json v = parse_json(run_kalah("verify-db --json --db " + d));
+        CHECK(v["ok"] == true);
+        CHECK(v["files"] == 9);
+        CHECK(v["entries"] == entries);
+        CHECK(v["problems"] == json::array());
+        // The older name of --db still works.
+        CHECK(parse_json(run_kalah("verify-db --json --dir " + d))["files"] == 9);
+        std::filesystem::resize_file(d + "/kalah-m3-standard-s8.kdb", 100);
+        const auto bad = run_kalah("verify-db --json --db " + d);
+        CHECK(bad.status == 1);
+        const json vb = json::parse(bad.out);
+        CHECK(vb["ok"] == false);
+        REQUIRE(vb["problems"].size() == 1);
+        CHECK(vb["problems"][0].get<std::string>().find("kalah-m3-standard-s8.kdb: ") == 0);
+        std::filesystem::remove_all(d);
+    }
+
+    TEST_CASE("options: required positions, one --threads default, expert options apart") {
+        for (const char* bare : {"solve", "query", "pie", "annotate", "build-db"}) {
+            CAPTURE(bare);
+            const auto r = run_kalah(bare);
+            CHECK(r.status == 2);
+            CHECK(r.out.empty());
+            CHECK(std::count(r.err.begin(), r.err.end(), '\n') == 1);
+            CHECK(r.err.find("usage: kalah " + std::string(bare)) != std::string::npos);
+        }
+        for (const char* partial : {"solve --pits 6", "query --rule standard", "pie --json"}) {
+            CAPTURE(partial);
+            const auto r = run_kalah(partial);
+            CHECK(r.status == 2);
+            CHECK(std::count(r.err.begin(), r.err.end(), '\n') == 1);
+        }
+        const std::string all = "--threads arg (=" + std::to_string(omp_get_num_procs()) + ")";
+        for (const char* cmd :
+             {"solve", "query", "pie", "annotate", "play", "build-db", "verify-db"}) {
+            CAPTURE(cmd);
+            const auto h = run_kalah(std::string(cmd) + " --help");
+            CHECK(h.status == 0);
+            CHECK(h.out.find(all) != std::string::npos);
+            const bool searches = std::string(cmd).find("-db") == std::string::npos;
+            CHECK((h.out.find("--tt-mb") != std::string::npos) == searches);
+            CHECK(h.out.find("ablate") == std::string::npos);
+            CHECK(h.out.find("--dir") == std::string::npos);  // the directory is --db
+            CHECK(h.out.find("--db ") != std::string::npos);
+        }
+        CHECK(run_kalah("bench --help").out.find("--threads arg (=1)") != std::string::npos);
+        const auto expert = run_kalah("solve --help-expert");
+        CHECK(expert.status == 0);
+        CHECK(expert.out.find("--ablate") != std::string::npos);
+        CHECK(run_kalah("solve --pits 3 --seeds 2 --ablate etc --json").status == 0);
+    }
+
+    TEST_CASE("heartbeat: long searches show they are alive; --quiet silences them") {
+        const auto r = run_kalah("solve --pits 6 --seeds 3 --threads 1 --heartbeat-seconds 0.001");
+        CHECK(r.status == 0);
+        CHECK(r.err.find("pass 1: testing v >= ") != std::string::npos);
+        CHECK(r.err.find(" M nodes/s, table ") != std::string::npos);
+        const auto q =
+            run_kalah("solve --pits 6 --seeds 3 --threads 2 --heartbeat-seconds 0.001 -q");
+        CHECK(q.status == 0);
+        CHECK(q.err.find("pass ") == std::string::npos);
+        auto value_line = [](const std::string& out) {
+            const size_t at = out.find("value: ");
+            return at == std::string::npos ? std::string()
+                                           : out.substr(at, out.find('\n', at) - at);
+        };
+        CHECK(!value_line(q.out).empty());
+        CHECK(value_line(q.out) == value_line(r.out));
+    }
+}
