@@ -105,7 +105,7 @@ def main():
                 k = db_seeds(m)
                 t0 = time.time()
                 b = run([args.kalah, "build-db", "--pits", str(m), "--rule", rule,
-                         "--max-seeds", str(k), "--dir", args.db_dir,
+                         "--max-seeds", str(k), "--db", args.db_dir,
                          "--threads", str(args.threads)])
                 if b.returncode != 0:
                     sys.exit(f"reproduce_table: build-db m={m} {rule} failed: {b.stderr.strip()}")
@@ -130,7 +130,7 @@ def main():
                             sys.exit(f"reproduce_table: {' '.join(cmd)} failed: {r.stderr.strip()}")
                         j = json.loads(r.stdout)
                         value = j["value"]
-                        row.update(value=value, result=j["result"], best=j["best"],
+                        row.update(value=value, result=j["result"], best=j["best_turn"],
                                    nodes=j["nodes"], seconds=round(j["seconds"], 3))
                     except subprocess.TimeoutExpired:
                         row.update(seconds=f">{budget:.0f}")
