@@ -22,10 +22,11 @@ const char* result_word(int margin) { return margin > 0 ? "win" : margin < 0 ? "
 
 namespace po = boost::program_options;
 
-SolverSetup make_solver(const po::variables_map& vm, const std::string& cmd, int m, Rule rule,
-                        bool heartbeat) {
+SolverSetup make_solver(const po::variables_map& vm, const std::string& cmd, const Board& start,
+                        Rule rule, bool heartbeat) {
     SolverSetup s;
-    SolverOptions o = solver_options(vm, cmd, m, rule, s.db, false);
+    const int m = start.pits();
+    SolverOptions o = solver_options(vm, cmd, m, rule, start.seeds_in_pits(), s.db, false);
     if (!heartbeat) o.heartbeat = nullptr;
     s.solver = std::make_unique<Solver>(m, rule, o);
     return s;

@@ -127,14 +127,15 @@ size_t choose_move(const std::vector<MoveValue>& mv, Side mover, Level level, Rn
 // ---- Shared by the commands ----------------------------------------------------------------
 
 // The Solver that the options of add_solver_options (cli/options.h) describe, with its
-// database (opened when --db names a usable one). Heartbeats go to stderr if `heartbeat`
+// database (opened when --db names a usable one, or built in memory); `start` is the
+// largest position it will search. Heartbeats go to stderr if `heartbeat`
 // and not --quiet.
 struct SolverSetup {
     std::unique_ptr<db::Database> db;
     std::unique_ptr<Solver> solver;
 };
 SolverSetup make_solver(const boost::program_options::variables_map& vm, const std::string& cmd,
-                        int m, Rule rule, bool heartbeat = true);
+                        const Board& start, Rule rule, bool heartbeat = true);
 
 std::string signed_value(int v);          // "+3", "0", "-2"
 int for_side(int south_margin, Side s);   // the margin seen by s

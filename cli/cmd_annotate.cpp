@@ -40,7 +40,7 @@ int run(const std::vector<std::string>& args) {
     std::vector<PlayedMove> played = replay(end, record, rule);
     if (played.empty()) throw InputError("the game record holds no moves");
 
-    SolverSetup setup = make_solver(vm, "annotate", start.pits(), rule);
+    SolverSetup setup = make_solver(vm, "annotate", start, rule);
     Annotation a = annotate_game(*setup.solver, start, played, rule);
     if (vm.count("json")) {
         std::cout << annotation_json(a, rule);

@@ -29,7 +29,7 @@ int run(const std::vector<std::string>& args) {
         return 0;
     Rule rule;
     Board start = game_from_options(vm, rule);
-    SolverSetup setup = make_solver(vm, "pie", start.pits(), rule);
+    SolverSetup setup = make_solver(vm, "pie", start, rule);
     Solver& solver = *setup.solver;
     PieReport rep = pie_analysis(solver, start, rule);
     const SolverStats& st = solver.stats();

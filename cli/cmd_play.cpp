@@ -66,7 +66,7 @@ int run(const std::vector<std::string>& args) {
     const Side person = std::toupper(static_cast<unsigned char>(side_text[0])) == 'A' ? Side::South
                                                                                       : Side::North;
     const uint64_t seed = vm.count("seed") ? vm["seed"].as<uint64_t>() : std::random_device{}();
-    SolverSetup setup = make_solver(vm, "play", start.pits(), rule, false);
+    SolverSetup setup = make_solver(vm, "play", start, rule, false);
     Solver& solver = *setup.solver;
     Rng rng(seed);
 

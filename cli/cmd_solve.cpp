@@ -31,7 +31,7 @@ int run_solve(const std::vector<std::string>& args) {
     const int m = vm["pits"].as<int>(), n = vm["seeds"].as<int>();
     const Board start = checked_start(m, n);
     std::unique_ptr<db::Database> db;
-    SolverOptions o = solver_options(vm, "solve", m, rule, db, true);
+    SolverOptions o = solver_options(vm, "solve", m, rule, start.seeds_in_pits(), db, true);
     if (vm.count("guess")) o.guess = vm["guess"].as<int>();
     Solver solver(m, rule, o);
     const auto t0 = std::chrono::steady_clock::now();
@@ -95,7 +95,8 @@ int run_query(const std::vector<std::string>& args) {
     Rule rule;
     Board b = game_from_options(vm, rule);
     std::unique_ptr<db::Database> db;
-    Solver solver(b.pits(), rule, solver_options(vm, "query", b.pits(), rule, db, false));
+    Solver solver(b.pits(), rule,
+                  solver_options(vm, "query", b.pits(), rule, b.seeds_in_pits(), db, false));
     const auto t0 = std::chrono::steady_clock::now();
     const int value = solver.value(b);
     const auto moves = solver.move_values(b);

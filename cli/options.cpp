@@ -5,12 +5,15 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <chrono>
 #include <cmath>
+#include <cstdio>
 #include <iostream>
 #include <sstream>
 
 #include "db/database.h"
 #include "db/format.h"
+#include "db/index.h"
 
 namespace kalah::cli {
 namespace po = boost::program_options;
@@ -145,7 +148,10 @@ void add_solver_options(po::options_description& opts, po::options_description& 
          "switch search features off to measure them (comma-separated): tt-move, ordering, "
          "etc; parallel: defer, follow, root-defer, cut-move, cut-join, plain (README)")
         ("heartbeat-seconds", po::value<double>(),
-         "seconds between heartbeat lines (default 2 on a terminal, else 10)");
+         "seconds between heartbeat lines (default 2 on a terminal, else 10)")
+        ("memory-db", po::value<std::string>()->default_value("auto"),
+         "without a database on disk: build layers 0..K in memory first (auto: when the "
+         "search is large enough to gain; off: never; or K)");
     // clang-format on
 }
 
@@ -163,8 +169,46 @@ void print_progress(const std::string& s, bool rewrite) {
 }
 }  // namespace
 
+namespace {
+// Layers 0..K built in memory when no database covers the board: only for searches of at
+// least kMemoryDbMinSeeds seeds (smaller ones are done before the layers would be), K at
+// most kMemoryDbGap seeds below the root and the layers at most kMemoryDbEntries positions
+// (m = 6: layers 0..18, 86 M positions, about 10 s on 2 cores; results/db.md, "Layers built
+// in memory when no database covers the board").
+constexpr int kMemoryDbMinSeeds = 44;
+constexpr int kMemoryDbGap = 20;
+constexpr uint64_t kMemoryDbEntries = uint64_t(96) << 20;
+
+// K of --memory-db for this search, or -1 for none.
+int memory_db_seeds(const po::variables_map& vm, int m, int root_seeds, double memory_gib) {
+    const std::string want = vm.count("memory-db") ? vm["memory-db"].as<std::string>() : "off";
+    const uint64_t memory = static_cast<uint64_t>(memory_gib * double(1ull << 30));
+    if (want == "off") return -1;
+    if (want == "auto") {
+        if (root_seeds < kMemoryDbMinSeeds) return -1;
+        const int k = db::Database::in_memory_seeds(m, std::min(kMemoryDbEntries, memory));
+        return std::min(k, root_seeds - kMemoryDbGap);
+    }
+    int k = -1;
+    try {
+        size_t used = 0;
+        k = std::stoi(want, &used);
+        if (used != want.size()) k = -1;
+    } catch (const std::exception&) {
+        k = -1;
+    }
+    if (k < 0 || k > kMaxSeeds)
+        throw InputError("--memory-db must be auto, off or a seed count 0..127, not '" + want +
+                         "'");
+    if (k > db::Database::in_memory_seeds(m, memory))
+        throw InputError("--memory-db " + want + ": layers 0.." + want +
+                         " do not fit in --db-memory-gb");
+    return k;
+}
+}  // namespace
+
 SolverOptions solver_options(const po::variables_map& vm, const std::string& cmd, int m, Rule rule,
-                             std::unique_ptr<db::Database>& db, bool passes) {
+                             int root_seeds, std::unique_ptr<db::Database>& db, bool passes) {
     SolverOptions o;
     o.tt_mb = checked_tt_mb(vm);
     o.threads = threads_option(vm);
@@ -197,8 +241,21 @@ SolverOptions solver_options(const po::variables_map& vm, const std::string& cmd
         if (passes) o.progress = [](const std::string& s) { print_progress(s, false); };
         o.heartbeat = [tty](const std::string& s) { print_progress(s, tty); };
     }
+    const double memory_gib = vm["db-memory-gb"].as<double>();
+    const int memory_k = memory_db_seeds(vm, m, root_seeds, memory_gib);
     // Last: the options are all valid before a line about the database is printed.
     db = open_database(vm, cmd, m, rule);
+    if (!db && memory_k >= 0) {
+        const auto t0 = std::chrono::steady_clock::now();
+        db = db::Database::build_in_memory(m, rule, memory_k);
+        char buf[200];
+        std::snprintf(buf, sizeof buf,
+                      "built layers 0..%d in memory (%.1f M positions, %.1f s; kalah build-db "
+                      "keeps a database on disk)",
+                      memory_k, double(db::layer_size(2 * m + 1, memory_k)) / 1e6,
+                      std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+        std::cerr << "kalah " << cmd << ": " << buf << "\n";
+    }
     o.db = db.get();
     return o;
 }

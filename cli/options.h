@@ -63,8 +63,11 @@ void add_solver_options(boost::program_options::options_description& opts,
                         boost::program_options::options_description& expert);
 // The solver options they describe; `db` receives the opened database (kept alive by
 // the caller). Pass lines (if `passes`) and heartbeats go to stderr unless --quiet.
+// When no database on disk covers the board, layers that pay for themselves are built in
+// memory (--memory-db, an expert option: auto, off or K): root_seeds is the number of
+// seeds in the pits of the largest position the command will search.
 SolverOptions solver_options(const boost::program_options::variables_map& vm,
-                             const std::string& cmd, int m, Rule rule,
+                             const std::string& cmd, int m, Rule rule, int root_seeds,
                              std::unique_ptr<db::Database>& db, bool passes);
 
 }  // namespace kalah::cli

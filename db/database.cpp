@@ -8,6 +8,7 @@
 
 #include "core/huge_pages.h"
 #include "core/notation.h"
+#include "db/builder.h"
 #include "db/format.h"
 #include "db/index.h"
 
@@ -99,9 +100,13 @@ public:
     }
 
     struct Layer {
-        // Resident layer (huge pages: probes are random single-byte reads), or empty.
+        // Resident layer (huge pages: probes are random single-byte reads), or empty; or a
+        // layer built in memory (`built`).
         HugePages values;
-        const int8_t* resident() const { return static_cast<const int8_t*>(values.data()); }
+        std::vector<int8_t> built;
+        const int8_t* resident() const {
+            return built.empty() ? static_cast<const int8_t*>(values.data()) : built.data();
+        }
         std::unique_ptr<LayerFile> file;    // kept open when not resident
     };
     std::vector<Layer> layers_;
@@ -114,6 +119,34 @@ private:
 };
 
 }  // namespace
+
+int Database::in_memory_seeds(int m, uint64_t max_entries) {
+    if (m < 1 || m > kMaxPits) return -1;
+    // Layers 0..K hold layer_size(2m + 1, K) positions (the configurations of at most K
+    // seeds in 2m pits); the sizes grow with K.
+    int k = -1;
+    while (k < kMaxSeeds && layer_size(2 * m + 1, k + 1) <= max_entries) ++k;
+    return k;
+}
+
+std::unique_ptr<Database> Database::build_in_memory(int m, Rule rule, int max_seeds,
+                                                    const std::function<void(int)>& on_layer) {
+    if (m < 1 || m > kMaxPits || max_seeds < 0 || max_seeds > kMaxSeeds)
+        throw std::invalid_argument("build_in_memory: m must be 1..6 and seeds 0..127");
+    std::vector<std::vector<int8_t>> layers;
+    for (int s = 0; s <= max_seeds; ++s) {
+        layers.push_back(build_layer(m, rule, s, layers));
+        if (on_layer) on_layer(s);
+    }
+    auto db = std::make_unique<FileDatabase>(m, rule);
+    for (auto& values : layers) {
+        FileDatabase::Layer layer;
+        layer.built = std::move(values);
+        db->layers_.push_back(std::move(layer));
+    }
+    db->resident_ = static_cast<int>(db->layers_.size());
+    return db;
+}
 
 std::unique_ptr<Database> Database::open(const std::string& dir, int m, Rule rule,
                                          size_t memory_bytes, std::string* why,

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstddef>
+#include <functional>
 #include <memory>
 #include <string>
 
@@ -27,6 +28,15 @@ public:
     static std::unique_ptr<Database> open(const std::string& dir, int m, Rule rule,
                                           size_t memory_bytes, std::string* why,
                                           std::string* damage = nullptr);
+
+    // Builds layers 0..max_seeds for (m, rule) in memory (db/builder.h, OpenMP threads)
+    // and holds them all resident; nothing is written to disk. on_layer(s), if given, is
+    // called after each layer. For a search whose board no database on disk covers.
+    static std::unique_ptr<Database> build_in_memory(int m, Rule rule, int max_seeds,
+                                                     const std::function<void(int)>& on_layer = {});
+    // The largest K for which build_in_memory(m, rule, K) holds at most max_entries
+    // positions (-1 if not even layer 0 fits).
+    static int in_memory_seeds(int m, uint64_t max_entries);
 
     virtual int pits() const = 0;
     virtual Rule rule() const = 0;

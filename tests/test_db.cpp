@@ -949,3 +949,79 @@ TEST_SUITE("db") {
             CHECK(slurp(dir.file(4, Rule::Standard, s)) == slurp(ref.file(4, Rule::Standard, s)));
     }
 }
+
+TEST_SUITE("db") {
+    TEST_CASE("in memory: layers built in memory equal the files, entry for entry") {
+        for (Rule rule : {Rule::Standard, Rule::EmptyCapture}) {
+            TempDir dir("inmem");
+            build(dir.path.string(), 4, rule, 12);
+            std::string why;
+            auto files = db::Database::open(dir.path.string(), 4, rule, 1 << 30, &why);
+            REQUIRE(files);
+            std::vector<int> seen;
+            auto mem =
+                db::Database::build_in_memory(4, rule, 12, [&](int s) { seen.push_back(s); });
+            REQUIRE(mem);
+            CHECK(seen.size() == 13);
+            CHECK(mem->max_seeds() == 12);
+            CHECK(mem->resident_layers() == 13);
+            CHECK(mem->pits() == 4);
+            CHECK(mem->rule() == rule);
+            // Every entry of every layer, by unranking each rank.
+            uint64_t mismatches = 0, entries = 0;
+            for (int s = 0; s <= 12; ++s) {
+                for (uint64_t r = 0; r < db::layer_size(8, s); ++r) {
+                    uint8_t c[12];
+                    db::unrank(r, s, 8, c);
+                    const Board b = db::board_from_configuration(c, 4);
+                    mismatches += mem->probe(b) != files->probe(b);
+                    ++entries;
+                }
+            }
+            CHECK(entries == db::layer_size(9, 12));
+            CHECK(mismatches == 0);
+            CHECK_THROWS_AS(mem->probe(Board::start(4, 4)), std::out_of_range);
+        }
+        CHECK(db::Database::in_memory_seeds(6, db::layer_size(13, 18)) == 18);
+        CHECK(db::Database::in_memory_seeds(6, db::layer_size(13, 18) - 1) == 17);
+        CHECK(db::Database::in_memory_seeds(6, 0) == -1);
+    }
+
+    TEST_CASE("in memory: --memory-db builds the layers when no database covers the board") {
+        const std::string base =
+            "solve --pits 4 --seeds 5 --threads 2 --tt-mb 64 --json --db /nonexistent";
+        const auto off = run_kalah(base + " --memory-db off");
+        const auto on = run_kalah(base + " --memory-db 14");
+        REQUIRE(off.status == 0);
+        REQUIRE(on.status == 0);
+        CHECK(off.err.find("in memory") == std::string::npos);
+        CAPTURE(on.err);
+        CHECK(on.err.find("kalah solve: built layers 0..14 in memory (") != std::string::npos);
+        auto field = [](const std::string& json, const std::string& name) {
+            const size_t at = json.find("\"" + name + "\": ");
+            REQUIRE(at != std::string::npos);
+            return std::atoll(json.c_str() + at + name.size() + 4);
+        };
+        CHECK(field(on.out, "value") == field(off.out, "value"));
+        CHECK(field(on.out, "nodes") < field(off.out, "nodes"));
+        // query too, on a position of the game.
+        const auto q_off =
+            run_kalah("query --pits 4 --seeds 5 --moves A1 --json --db /x --memory-db off");
+        const auto q_on =
+            run_kalah("query --pits 4 --seeds 5 --moves A1 --json --db /x --memory-db 12");
+        REQUIRE(q_on.status == 0);
+        CHECK(q_on.out.substr(0, q_on.out.find("\"nodes\"")) ==
+              q_off.out.substr(0, q_off.out.find("\"nodes\"")));
+        // auto leaves small searches alone; a database on disk is used, not rebuilt.
+        CHECK(run_kalah("solve --pits 4 --seeds 3 --db /x").err.find("in memory") ==
+              std::string::npos);
+        for (const char* bad : {"--memory-db -1", "--memory-db 12x", "--memory-db 200",
+                                "--memory-db 40 --db-memory-gb 0.001", "--memory-db sometimes"}) {
+            CAPTURE(bad);
+            const auto r = run_kalah("solve --pits 4 --seeds 3 " + std::string(bad));
+            CHECK(r.status == 2);
+            CHECK(std::count(r.err.begin(), r.err.end(), '\n') == 1);
+            CHECK(r.err.find("--memory-db") != std::string::npos);
+        }
+    }
+}
