@@ -13,10 +13,12 @@ int run(const std::vector<std::string>& args) {
     add_game_options(opts, false);
     po::options_description expert("expert options");
     add_solver_options(opts, expert);
-    opts.add_options()("moves", po::value<std::string>(),
-                       "the game record, e.g. \"A3+ A6 B2 ...\" (suffixes optional)")(
-        "file", po::value<std::string>(),
-        "read the game record from a file (';' starts a comment)");
+    // clang-format off
+    opts.add_options()
+        ("moves", po::value<std::string>(),
+         "the game record, e.g. \"A3+ A6 B2 ...\" (suffixes optional)")
+        ("file", po::value<std::string>(), "read the game record from a file (';' starts a comment)");
+    // clang-format on
     add_output_options(opts);
     po::variables_map vm;
     if (!parse_options(

@@ -30,20 +30,23 @@ void add_dir_options(po::options_description& opts, po::options_description& exp
 int run_build(const std::vector<std::string>& args) {
     po::options_description opts("build-db options");
     po::options_description expert("expert options");
-    opts.add_options()("pits", po::value<int>()->required(), "pits per side m (1..6)")(
-        "rule", po::value<std::string>()->default_value("standard"), "standard or empty-capture")(
-        "max-seeds", po::value<int>()->required(), "K: build the layers of 0..K seeds in the pits")(
-        "memory-gb", po::value<double>()->default_value(16.0),
-        "memory bound of the build in GiB (checked before it starts)");
+    // clang-format off
+    opts.add_options()
+        ("pits", po::value<int>()->required(), "pits per side m (1..6)")
+        ("rule", po::value<std::string>()->default_value("standard"), "standard or empty-capture")
+        ("max-seeds", po::value<int>()->required(), "K: build the layers of 0..K seeds in the pits")
+        ("memory-gb", po::value<double>()->default_value(16.0),
+         "memory bound of the build in GiB (checked before it starts)");
     add_dir_options(opts, expert);
     add_threads_option(opts);
     add_output_options(opts);
-    expert.add_options()(
-        "block-entries", po::value<uint32_t>()->default_value(db::kDefaultBlockSize),
-        "entries per compressed block: larger compresses better, smaller makes a probe "
-        "of a layer not held in memory cheaper (it decodes one block)")(
-        "zstd-level", po::value<int>()->default_value(db::kDefaultZstdLevel),
-        "zstd compression level 1..19 (higher: smaller files, slower build)");
+    expert.add_options()
+        ("block-entries", po::value<uint32_t>()->default_value(db::kDefaultBlockSize),
+         "entries per compressed block: larger compresses better, smaller makes a probe "
+         "of a layer not held in memory cheaper (it decodes one block)")
+        ("zstd-level", po::value<int>()->default_value(db::kDefaultZstdLevel),
+         "zstd compression level 1..19 (higher: smaller files, slower build)");
+    // clang-format on
     po::variables_map vm;
     if (!parse_options("build-db", "--pits M --max-seeds K [--rule R] [--db D] [options]", opts,
                        args, vm, &expert, true))
@@ -94,13 +97,18 @@ int run_verify(const std::vector<std::string>& args) {
     po::options_description opts("verify-db options");
     po::options_description expert("expert options");
     add_dir_options(opts, expert);
-    opts.add_options()("pits", po::value<int>(), "check only this m")(
-        "rule", po::value<std::string>(), "check only this rule");
+    // clang-format off
+    opts.add_options()
+        ("pits", po::value<int>(), "check only this m")
+        ("rule", po::value<std::string>(), "check only this rule")
+        ("sample", po::value<uint64_t>()->default_value(0),
+         "re-derive N entries a layer, drawn at random (0: every entry)");
+    // clang-format on
     add_threads_option(opts);
     add_output_options(opts);
     po::variables_map vm;
-    if (!parse_options("verify-db", "[--db D] [--pits M] [--rule R] [options]", opts, args, vm,
-                       &expert))
+    if (!parse_options("verify-db", "[--db D] [--pits M] [--rule R] [--sample N] [options]", opts,
+                       args, vm, &expert))
         return 0;
     db::VerifyOptions o;
     o.dir = db_dir(vm);
@@ -110,6 +118,7 @@ int run_verify(const std::vector<std::string>& args) {
     }
     if (vm.count("rule")) o.rule = parse_rule(vm["rule"].as<std::string>());
     o.threads = threads_option(vm);
+    o.sample = vm["sample"].as<uint64_t>();
     if (!quiet(vm)) o.log = &std::cerr;
     const auto res = db::verify_database(o);
     for (const auto& p : res.problems) std::cerr << "kalah verify-db: " << p << "\n";

@@ -16,10 +16,13 @@ std::string result_word(int v) { return v > 0 ? "W" : v < 0 ? "L" : "D"; }
 int run_solve(const std::vector<std::string>& args) {
     po::options_description opts("solve options");
     po::options_description expert("expert options");
-    opts.add_options()("pits", po::value<int>()->required(), "pits per side m (1..6)")(
-        "seeds", po::value<int>()->required(), "seeds per pit n")(
-        "rule", po::value<std::string>()->default_value("standard"),
-        "capture rule: standard or empty-capture");
+    // clang-format off
+    opts.add_options()
+        ("pits", po::value<int>()->required(), "pits per side m (1..6)")
+        ("seeds", po::value<int>()->required(), "seeds per pit n")
+        ("rule", po::value<std::string>()->default_value("standard"),
+         "capture rule: standard or empty-capture");
+    // clang-format on
     add_solver_options(opts, expert);
     add_output_options(opts);
     expert.add_options()("guess", po::value<int>(), "first MTD(f) guess (South's margin)");

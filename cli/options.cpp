@@ -19,12 +19,14 @@ namespace kalah::cli {
 namespace po = boost::program_options;
 
 void add_game_options(po::options_description& opts, bool with_moves) {
-    opts.add_options()("pits", po::value<int>(),
-                       "pits per side m (1..6); with --seeds, the start position")(
-        "seeds", po::value<int>(), "seeds per pit n at the start")(
-        "position", po::value<std::string>(), "position 'A1,..,Am/B1,..,Bm/storeA,storeB/side'")(
-        "rule", po::value<std::string>()->default_value("standard"),
-        "capture rule: standard or empty-capture");
+    // clang-format off
+    opts.add_options()
+        ("pits", po::value<int>(), "pits per side m (1..6); with --seeds, the start position")
+        ("seeds", po::value<int>(), "seeds per pit n at the start")
+        ("position", po::value<std::string>(), "position 'A1,..,Am/B1,..,Bm/storeA,storeB/side'")
+        ("rule", po::value<std::string>()->default_value("standard"),
+         "capture rule: standard or empty-capture");
+    // clang-format on
     if (with_moves)
         opts.add_options()("moves", po::value<std::string>()->default_value(""),
                            "moves to play first, e.g. \"A3+ A6 B2\"");

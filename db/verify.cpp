@@ -63,23 +63,35 @@ void verify_set(int m, Rule rule, const std::map<int, fs::path>& found, const Ve
     for (int s = 0; s < static_cast<int>(layers.size()); ++s) {
         const auto t0 = std::chrono::steady_clock::now();
         const uint64_t n = layers[s].size();
+        // Every rank, or opts.sample of them drawn by splitmix64 from a seed of (m, rule, s).
+        const bool sampled = opts.sample > 0 && opts.sample < n;
+        const uint64_t count = sampled ? opts.sample : n;
+        const uint64_t seed =
+            (uint64_t(m) << 16 | uint64_t(rule) << 8 | uint64_t(s)) * 0x9E3779B97F4A7C15ull;
+        auto rank_of = [&](uint64_t i) {
+            if (!sampled) return i;
+            uint64_t z = seed + (i + 1) * 0x9E3779B97F4A7C15ull;
+            z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+            z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+            return (z ^ (z >> 31)) % n;
+        };
         uint64_t first_bad = n;
 #pragma omp parallel
         {
             uint64_t local_bad = n;
 #pragma omp for schedule(dynamic, 4096)
-            for (int64_t r = 0; r < static_cast<int64_t>(n); ++r) {
-                if (static_cast<uint64_t>(r) > local_bad) continue;
+            for (int64_t i = 0; i < static_cast<int64_t>(count); ++i) {
+                const uint64_t r = rank_of(static_cast<uint64_t>(i));
+                if (!sampled && r > local_bad) continue;
                 uint8_t c[kMaxIndexPits];
-                unrank(static_cast<uint64_t>(r), s, 2 * m, c);
+                unrank(r, s, 2 * m, c);
                 const Board b = board_from_configuration(c, m);
-                if (rederive(b, rule, layers) != layers[s][r])
-                    local_bad = std::min<uint64_t>(local_bad, static_cast<uint64_t>(r));
+                if (rederive(b, rule, layers) != layers[s][r]) local_bad = std::min(local_bad, r);
             }
 #pragma omp critical
             first_bad = std::min(first_bad, local_bad);
         }
-        res.entries += n;
+        res.entries += count;
         const double sec =
             std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
         if (first_bad < n) {
@@ -95,8 +107,9 @@ void verify_set(int m, Rule rule, const std::map<int, fs::path>& found, const Ve
         }
         if (opts.log) {
             char buf[200];
-            std::snprintf(buf, sizeof buf, "%s: %llu entries %s (%.1fs)\n", names[s].c_str(),
-                          (unsigned long long)n, first_bad < n ? "BAD" : "ok", sec);
+            std::snprintf(buf, sizeof buf, "%s: %llu %sentries %s (%.1fs)\n", names[s].c_str(),
+                          (unsigned long long)count, sampled ? "sampled " : "",
+                          first_bad < n ? "BAD" : "ok", sec);
             *opts.log << buf << std::flush;
         }
     }
