@@ -30,47 +30,33 @@ constexpr uint64_t kFreshBatch = 4096;
 // thread announces the nodes with at least kBusyMinSeeds seeds (and kBusyAboveDb above
 // the database) it is searching in a small table of busy positions; at such a node, a
 // child that another thread is busy with is searched last, when its result is likely in
-// the TT. The calling thread never defers a node's first child (ABDADA's eldest brother);
-// helpers defer it too, so they do not follow the calling thread down its path in
-// lockstep (Kalah(6,4) with layers 0..26, two threads: 3.1 M -> 2.4 M nodes, 0.85 -> 0.73
-// s; results/parallel.md, session 4), except at the root of a pass expected to fail high
-// (Worker::RootFirst::kFollow, session 5). At the root of the other passes they defer it even
-// before it is busy (RootFirst::kDefer, session 10): the calling thread marks it only
-// after expanding the root, so a helper often got there first and the two went through
-// the first move's subtree together: Kalah(6,4) standard without a database, two
-// threads, its third pass took 127-149 M nodes then against 92-108 M when the helper
-// deferred (traced runs, results/parallel.md, session 10). At a node expected to be a
-// cut node (below the root; the root's type is the pass's expectation, a move that
-// passes the turn flips it, an extra move keeps it), a busy later move is joined, not
-// deferred (session 11): the move another thread is in is the likely cut, and deferring
-// it sent the thread into siblings one thread never searches (traced: Kalah(5,5)
-// empty-capture's last root move, where the calling thread searched such a sibling for 6.2
-// M nodes while the helper proved the cut alone). Joined, the two split the all-nodes
-// below it. Two threads, alternated against `--ablate cut-join`, same binary: Kalah(5,5)
-// with layers 0..22 empty-capture 53.3-56.3 M nodes, 8.30 s median, against 60.6-61.7 M,
-// 9.34 s (four pairs), standard 113.5-113.9 M, 16.57 s against 126.7-131.6 M, 19.47 s
-// (three; one thread 113.5 M); Kalah(6,4) standard without a database 140.7-141.9 M
-// against 142.4-143.5 M (four), empty-capture and with layers 0..26 within the runs'
-// spread (results/parallel.md, session 11). Only the order changes, never the result (a
-// collision in the busy table only defers a move). From 24 seeds since session 9 (it was
-// 14): below that a mark costs more than the duplicate search it saves. Two threads, no
-// database, alternated runs: Kalah(6,4) standard median 25.2 s against 27.9 s (seven
-// pairs; 248-360 against 313-374 ns of CPU a node), empty-capture alike (four pairs);
-// nodes within the runs' spread, also on Kalah(5,4) and Kalah(6,3) (results/parallel.md,
-// session 9). With layers 0..22 or 0..26 every searched node of Kalah(5,5) and Kalah(6,4)
-// has 23 or more seeds.
+// the TT. Only the order changes, never the result (a collision in the busy table only
+// defers a move). Which children wait:
+// - A node's first child: never for the calling thread (ABDADA's eldest brother); for a
+//   helper when it is busy, so that helpers do not follow the calling thread down its path
+//   in lockstep (results/parallel.md, "Helpers defer a busy first child").
+// - The root's first child, for helpers: searched too in a pass expected to fail high (its
+//   root is a cut node; Worker::RootFirst::kFollow; results/parallel.md, "Helpers follow
+//   the root's first move in passes expected to fail high"), deferred even before it is
+//   busy in the other passes (RootFirst::kDefer): the calling thread marks it only after
+//   expanding the root, so a helper would often get there first and the two would search
+//   its subtree together (results/parallel.md, "Root's first move deferred in passes
+//   expected to fail low").
+// - At a node expected to be a cut node (below the root; the root's type is the pass's
+//   expectation, a move that passes the turn flips it, an extra move keeps it), a busy
+//   later move is joined, not deferred: the move another thread is in is the likely cut,
+//   and deferring it sends the thread into siblings one thread never searches; joined, the
+//   two split the all-nodes below it (results/parallel.md, "A busy later move joined at
+//   expected cut nodes").
+// Marks from 24 seeds: below that a mark costs more than the duplicate search it saves
+// (results/parallel.md, "Busy marks from 24 seeds"). With layers 0..22 or 0..26 every
+// searched node of Kalah(5,5) and Kalah(6,4) has 23 or more seeds.
 constexpr int kBusyMinSeeds = 24;
-// With a database, marks only from this many seeds above its top layer (session 11): the
-// nodes just above the database are most of a search and their subtrees are a few nodes,
-// so their marks cost (shared cache lines written at every node, read by the other
-// thread) and save nothing. Kalah(5,5) empty-capture with layers 0..22 (every node has 23
-// or more seeds), two threads, alternated scratch runs: median 12.7 s with marks from 24
-// seeds (four runs) against 9.7-10.8 s with marks from 32, 38, 42 or 46 (three to seven
-// runs each), 353-440 against 307-382 ns of CPU a node, nodes 53.9-63.4 M either way (71 M
-// only with the root alone marked): the split that saves nodes is made near the root.
-// Built in, against session 10's build, five alternated pairs: median 10.96 s against
-// 11.14 s, faster in four. Kalah(5,5) standard and Kalah(6,4) with layers 0..26: no change
-// beyond the runs' spread (results/parallel.md, session 11).
+// With a database, marks only from this many seeds above its top layer: the nodes just
+// above the database are most of a search and their subtrees are a few nodes, so their
+// marks cost (shared cache lines written at every node, read by the other thread) and
+// save nothing; the split that saves nodes is made near the root (results/parallel.md,
+// "Busy marks only from 10 seeds above the database").
 constexpr int kBusyAboveDb = 10;
 constexpr size_t kBusySize = size_t(1) << 16;
 // Every this many nodes a thread adds its count to the pass's live total, and the calling
@@ -78,16 +64,13 @@ constexpr size_t kBusySize = size_t(1) << 16;
 constexpr uint64_t kBeatNodes = uint64_t(1) << 16;
 // A search from a position with at least this many seeds above the database (or in all,
 // without one) takes the whole TT budget at once instead of growing it: the searches of
-// whole games of Kalah(6,4) and larger without a database, which fill any default table;
-// there the small early table evicts what later passes need. Kalah(6,4) one thread:
-// standard 148.6 M -> 137.3 M nodes, empty-capture 111.9 M -> 101.3 M and, alternating
-// runs of both, 38.8-45.6 s -> 33.9-36.4 s (results/solver.md, session 4). Kalah(5,4)
-// (40 seeds, under 6 M nodes) and the bench positions (at most 42 seeds) keep growing.
-// Smaller parallel searches grow too (TranspositionTable::grow; each growth stops the
-// team and restarts the pass). Session 4 presized every parallel search of 24 or more
-// seeds above the database instead, which made small ones slow: Kalah(4,3) (24 seeds,
-// 23 k nodes) took 1.3 s on two threads, touching the pages of a 1 GiB table
-// (results/parallel.md, session 5).
+// whole games of Kalah(6,4) and larger without a database fill any default table, and
+// there a small early table evicts what later passes need (results/solver.md, "One-thread
+// searches of 44 or more seeds take the whole table budget"). Kalah(5,4) (40 seeds) and
+// the bench positions (at most 42 seeds) keep growing. So do smaller parallel searches
+// (TranspositionTable::grow; each growth stops the team and restarts the pass): given the
+// whole budget, a small one touched pages all over a 1 GiB table and became slow
+// (results/parallel.md, "Small parallel searches grow their table again").
 constexpr int kPresizeSeeds = 44;
 
 // Runs f(0), .., f(threads - 1) at once, f(0) on the calling thread: an OpenMP parallel
@@ -269,8 +252,8 @@ void Solver::Impl::expand(const Board& b, int s, Expansion& x, bool prefetch_db)
         tt.prefetch(c.key);  // the child's probe comes soon: hide the cache miss
         if (opts.use_ordering)
             // Extra moves, then captures by size, then the rest; ties go to the pit
-            // nearest the store. (Ties by pit order instead: Kalah(6,4) 8% more nodes
-            // standard, 17% empty-capture; results/solver.md, session 4.)
+            // nearest the store (results/solver.md, "Equal captures nearest the store
+            // first; fail-low nodes store no move").
             c.order = r.extra ? 200 + p : r.captured ? 100 + 8 * r.captured + p : p;
         else
             c.order = -p;
@@ -427,9 +410,8 @@ int Solver::Impl::search(Worker& w, const Board& b, const TTKey& key, int alpha,
                 // busy in them) is stored without its move, keeping the move stored before.
                 // Such a move is often a weak one that just clears this pass's beta: stored
                 // as the node's first try, it fails the next pass and sends that pass
-                // through subtrees one thread never enters. Kalah(6,4) standard without a
-                // database, two threads, seven runs each: median 154.8 M -> 142.3 M nodes
-                // (results/parallel.md, session 10). One thread never defers: unchanged.
+                // through subtrees one thread never enters (results/parallel.md, "A cut found
+                // past deferred moves stored without its move"). One thread never defers.
                 if (k < n && nd > 0 && opts.use_cut_move_rule) best_pit = -1;
                 break;
             }
@@ -441,7 +423,8 @@ int Solver::Impl::search(Worker& w, const Board& b, const TTKey& key, int alpha,
     else if (best <= alpha)
         // No move for a fail-low node: every move failed, and the one with the best
         // fail-soft bound is no better a first try than the move already stored (a cut
-        // move from an earlier pass, which the merge keeps). 1-2% fewer nodes on (6,4).
+        // move from an earlier pass, which the merge keeps; results/solver.md, "Equal
+        // captures nearest the store first; fail-low nodes store no move").
         store(key, -127, best, -1, searched);
     else
         store(key, best, best, best_pit, searched);
@@ -488,7 +471,8 @@ int Solver::Impl::estimate(const Board& b, int depth, int alpha, int beta) const
 // per-helper random move order did worse (more nodes at cut nodes). Young Brothers Wait
 // with OpenMP tasks searched 1.2-16x the nodes of this scheme at two threads: siblings
 // searched at once meet the same positions, and nothing tells one thread that the other
-// is already inside one, which is what the busy marks do (results/parallel.md, session 8).
+// is already inside one, which is what the busy marks do (results/parallel.md, "Young
+// Brothers Wait and a waiting helper measured against deferral").
 int Solver::Impl::search_pass(int beta, const Board& pits, bool expect_high) {
     pass_beta = beta;
     live_nodes.store(0);
@@ -560,10 +544,9 @@ int Solver::Impl::mtdf(const Board& pits, int guess, bool report) {
         pass_no = pass;
         const int beta = g == lower ? g + 2 : g;  // test v >= beta; beta == s (mod 2)
         // The first test (v >= the guess) and a test just after a failed-low one (v >= that
-        // bound) succeed when the guess or bound is the value: expect those to fail high.
-        // On two threads this takes Kalah(5,5) empty-capture's first pass (layers 0..22)
-        // from 13.5-16.8 M nodes to 8.7-10.4 M, one thread 9.0 M (results/parallel.md,
-        // session 5).
+        // bound) succeed when the guess or bound is the value: expect those to fail high
+        // (results/parallel.md, "Helpers follow the root's first move in passes expected
+        // to fail high").
         const int r = search_pass(beta, pits, expect_high);
         expect_high = r < beta;
         if (r >= beta)
