@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <climits>
 #include <cmath>
 #include <cstdio>
 #include <ctime>
@@ -210,6 +211,30 @@ struct Solver::Impl {
     }
 
     void expand(const Board& b, int s, Expansion& x, bool prefetch_db) const;
+    // The steps of search(), inlined into it (the hot path).
+    struct BusyMark;
+    template <bool Par>
+    [[gnu::always_inline]] inline TTProbe tt_probe(const TTKey& k) const;
+    template <bool Par>
+    [[gnu::always_inline]] inline void tt_store(Worker& w, const TTKey& k, int lo, int hi, int move,
+                                                uint64_t n);
+    [[gnu::always_inline]] inline void resolve_exact(const Expansion& x, int& best,
+                                                     int& best_pit) const;
+    [[gnu::always_inline]] inline void order_children(const Expansion& x, int tt_move,
+                                                      uint8_t* idx) const;
+    template <bool Par>
+    [[gnu::always_inline]] inline int etc_refutation(const Expansion& x, const uint8_t* idx,
+                                                     int beta, int* pit) const;
+    template <bool Par>
+    [[gnu::always_inline]] inline bool search_children(Worker& w, const Board& b,
+                                                       const Expansion& x, const uint8_t* idx,
+                                                       const Expansion* first, bool defer,
+                                                       int alpha, int beta, bool cut, int& best,
+                                                       int& best_pit);
+    template <bool Par>
+    [[gnu::always_inline]] inline void store_result(Worker& w, const TTKey& key, int alpha,
+                                                    int beta, int best, int best_pit,
+                                                    uint64_t searched);
     template <bool Par>
     int search(Worker& w, const Board& b, const TTKey& key, int alpha, int beta,
                const Expansion* pre = nullptr, bool cut = false);
@@ -261,129 +286,107 @@ void Solver::Impl::expand(const Board& b, int s, Expansion& x, bool prefetch_db)
     }
 }
 
-// b: pits only (stores zero), both rows non-empty; key = TTKey::of(b). Contract in solver.h.
-// Par: one of several threads searching the same pass (the shared TT calls; gives up,
-// returning garbage and storing nothing, as soon as `stop` is set).
+// The TT calls of the plain (Par false) or the parallel search. A parallel store also
+// counts what it did, and every few thousand stores asks whether the table should grow
+// (state 2 then stops the team).
 template <bool Par>
-int Solver::Impl::search(Worker& w, const Board& b, const TTKey& key, int alpha, int beta,
-                         const Expansion* pre, bool cut) {
-    if ((++w.nodes & (kBeatNodes - 1)) == 0) beat(w);
-    auto probe = [this](const TTKey& k) { return Par ? tt.probe_shared(k) : tt.probe(k); };
-    auto store = [this, &w](const TTKey& k, int lo_, int hi_, int mv, uint64_t n_) {
-        if constexpr (Par) {
-            tt.store_shared(k, lo_, hi_, mv, n_, w.counts);
-            // Every few thousand stores, ask whether the table should grow.
-            if (w.counts.stores == kFreshBatch && report_table_counts(w)) {
-                int expected = 0;
-                state.compare_exchange_strong(expected, 2);
-            }
-        } else
-            tt.store(k, lo_, hi_, mv, n_);
-    };
-    const int s = b.seeds_in_pits();
-    if (s <= db_max) {
-        // Only when the search starts inside the database: children in it are resolved
-        // by their parent (below), without a node of their own.
-        const int v = opts.db->probe(b);
-        store(key, v, v, -1, 1);
-        return v;
-    }
-    int lo = -s, hi = s;
-    if (hi <= alpha) return hi;
-    if (lo >= beta) return lo;
-    const TTProbe e = probe(key);
-    if (e.found) {
-        lo = std::max(lo, e.lower);
-        hi = std::min(hi, e.upper);
-        if (lo >= beta) return lo;
-        if (hi <= alpha) return hi;
-        if (lo == hi) return lo;
-    }
-    const uint64_t nodes_before = w.nodes;
+TTProbe Solver::Impl::tt_probe(const TTKey& k) const {
+    return Par ? tt.probe_shared(k) : tt.probe(k);
+}
 
-    Expansion local;
-    if (!pre) expand(b, s, local, false);
-    const Expansion& x = pre ? *pre : local;
-    const Child* kids = x.kids;
-    const int n = x.n;
-    const int ne = x.ne;
-    int best = x.best, best_pit = x.best_pit;
-    if (ne > 0) {
-        const Board* boards[kMaxPits];
-        int dv[kMaxPits];
-        for (int i = 0; i < ne; ++i) boards[i] = &x.exact[i].b;
-        opts.db->probe_many(boards, ne, dv);
-        for (int i = 0; i < ne; ++i) {
-            const Child& c = x.exact[i];
-            const int v = c.extra ? c.gain + dv[i] : c.gain - dv[i];
-            if (v > best) best = v, best_pit = c.pit;
+template <bool Par>
+void Solver::Impl::tt_store(Worker& w, const TTKey& k, int lo, int hi, int move, uint64_t n) {
+    if constexpr (Par) {
+        tt.store_shared(k, lo, hi, move, n, w.counts);
+        if (w.counts.stores == kFreshBatch && report_table_counts(w)) {
+            int expected = 0;
+            state.compare_exchange_strong(expected, 2);
         }
+    } else
+        tt.store(k, lo, hi, move, n);
+}
+
+// Probes x's children in the database (all at once) and raises best / best_pit to the
+// best of their values.
+void Solver::Impl::resolve_exact(const Expansion& x, int& best, int& best_pit) const {
+    if (x.ne == 0) return;
+    const Board* boards[kMaxPits];
+    int dv[kMaxPits];
+    for (int i = 0; i < x.ne; ++i) boards[i] = &x.exact[i].b;
+    opts.db->probe_many(boards, x.ne, dv);
+    for (int i = 0; i < x.ne; ++i) {
+        const Child& c = x.exact[i];
+        const int v = c.extra ? c.gain + dv[i] : c.gain - dv[i];
+        if (v > best) best = v, best_pit = c.pit;
     }
-    if (best >= beta) {
-        store(key, best, 127, best_pit, w.nodes - nodes_before);
-        return best;
-    }
-    // Insertion sort of child indices, highest order first (at most 6 children; moving
-    // the 48-byte children themselves cost ~20% of a node in a profile).
-    uint8_t idx[kMaxPits];
+}
+
+// The search order of x's children as indices into x.kids, highest order first, the TT's
+// move (tt_move) before all: an insertion sort of indices (at most 6 children; moving the
+// 48-byte children themselves cost ~20% of a node in a profile).
+void Solver::Impl::order_children(const Expansion& x, int tt_move, uint8_t* idx) const {
     int order[kMaxPits];
-    for (int i = 0; i < n; ++i) {
-        order[i] = opts.use_tt_move && kids[i].pit == e.move ? 1000 : kids[i].order;
+    for (int i = 0; i < x.n; ++i) {
+        order[i] = opts.use_tt_move && x.kids[i].pit == tt_move ? 1000 : x.kids[i].order;
         int j = i;
         for (; j > 0 && order[i] > order[idx[j - 1]]; --j) idx[j] = idx[j - 1];
         idx[j] = uint8_t(i);
     }
+}
 
-    // The first child is searched next, and its own children's buckets are the misses it
-    // will wait for: expand it now (it gets the expansion and does not play its moves
-    // again), so that those loads travel while this node waits for its children's (ETC
-    // below). One DRAM latency then covers two levels of a cut path instead of one.
-    Expansion first;
-    const bool have_first = n > 0 && s >= kEtcMinSeeds;
-    if (have_first) expand(kids[idx[0]].b, s - kids[idx[0]].gain, first, true);
-    if (opts.use_etc && s >= kEtcMinSeeds) {
-        // A child's stored bound may already refute this node (value >= beta). Near the
-        // leaves the extra probes cost more than the nodes they save.
-        for (int i = 0; i < n; ++i) {
-            const Child& c = kids[idx[i]];
-            const TTProbe ce = probe(c.key);
-            if (!ce.found) continue;
-            const int v = c.extra ? c.gain + ce.lower : c.gain - ce.upper;
-            if (v >= beta) {
-                store(key, v, 127, c.pit, w.nodes - nodes_before);
-                return v;
-            }
+// Enhanced transposition cutoff: a child's stored bound may already refute the node
+// (value >= beta). Returns the first such value in search order and its move in *pit, or
+// INT_MIN if no child's bound refutes it.
+template <bool Par>
+int Solver::Impl::etc_refutation(const Expansion& x, const uint8_t* idx, int beta, int* pit) const {
+    for (int i = 0; i < x.n; ++i) {
+        const Child& c = x.kids[idx[i]];
+        const TTProbe ce = tt_probe<Par>(c.key);
+        if (!ce.found) continue;
+        const int v = c.extra ? c.gain + ce.lower : c.gain - ce.upper;
+        if (v >= beta) {
+            *pit = c.pit;
+            return v;
         }
     }
+    return INT_MIN;
+}
 
-    // Announce this node as busy (parallel search only; released on every return). A
-    // mark is only a hint, so it is taken and released with plain loads and stores, not
-    // a compare-and-swap (a locked instruction at most nodes): two threads that race for
-    // a slot at worst lose a mark, which only changes an order.
-    struct BusyMark {
-        std::atomic<uint64_t>* slot = nullptr;
-        uint64_t h = 0;
-        ~BusyMark() {
-            if (slot && slot->load(std::memory_order_relaxed) == h)
-                slot->store(0, std::memory_order_relaxed);
-        }
-    } mark;
-    const bool defer = Par && s >= kBusyMinSeeds && s >= db_max + kBusyAboveDb && opts.use_defer;
+// Announces a node as busy (parallel search only) for as long as the mark lives. A mark is
+// only a hint, so it is taken and released with plain loads and stores, not a
+// compare-and-swap (a locked instruction at most nodes): two threads that race for a slot
+// at worst lose a mark, which only changes an order.
+struct Solver::Impl::BusyMark {
+    std::atomic<uint64_t>* slot = nullptr;
+    uint64_t h = 0;
+    void take(std::atomic<uint64_t>& s, uint64_t hash) {
+        if (s.load(std::memory_order_relaxed) != 0) return;
+        s.store(hash, std::memory_order_relaxed);
+        slot = &s, h = hash;
+    }
+    ~BusyMark() {
+        if (slot && slot->load(std::memory_order_relaxed) == h)
+            slot->store(0, std::memory_order_relaxed);
+    }
+};
+
+// Searches x's children in the order idx (first: the first child's expansion, or null)
+// until one reaches beta, raising best / best_pit. With `defer`, busy children wait until
+// the others are searched (see kBusyMinSeeds). Returns false if another thread finished
+// the pass meanwhile: best is then garbage and nothing must be stored.
+template <bool Par>
+bool Solver::Impl::search_children(Worker& w, const Board& b, const Expansion& x,
+                                   const uint8_t* idx, const Expansion* first, bool defer,
+                                   int alpha, int beta, bool cut, int& best, int& best_pit) {
+    const int n = x.n;
     const bool at_root = &b == w.root;
     // At an expected cut node below the root, busy later children are joined, not deferred.
     const bool join_busy = cut && !at_root && opts.use_cut_join;
-    if (defer) {
-        const uint64_t h = busy_hash(key);
-        if (busy_slot(h).load(std::memory_order_relaxed) == 0) {
-            busy_slot(h).store(h, std::memory_order_relaxed);
-            mark.slot = &busy_slot(h), mark.h = h;
-        }
-    }
     int deferred[kMaxPits];
     int nd = 0;
     for (int k = 0; k < n + nd; ++k) {
         const int i = k < n ? idx[k] : deferred[k - n];
-        const Child& c = kids[i];
+        const Child& c = x.kids[i];
         // A later child waits if it is busy (unless join_busy); a node's first child waits
         // only for helpers: at the root as root_first says, elsewhere when it is busy.
         if (defer && k < n &&
@@ -395,13 +398,13 @@ int Solver::Impl::search(Worker& w, const Board& b, const TTKey& key, int alpha,
             continue;
         }
         const int a = std::max(alpha, best);
-        const Expansion* xc = have_first && i == idx[0] ? &first : nullptr;
+        const Expansion* xc = first && i == idx[0] ? first : nullptr;
         // The child's expected type: an extra move keeps this node's, any other flips it.
         const int v =
             c.extra ? c.gain + search<Par>(w, c.b, c.key, a - c.gain, beta - c.gain, xc, cut)
                     : c.gain - search<Par>(w, c.b, c.key, c.gain - beta, c.gain - a, xc, !cut);
         // Another thread finished the pass: v may be garbage; unwind storing nothing.
-        if (Par && state.load(std::memory_order_relaxed) != 0) return 0;
+        if (Par && state.load(std::memory_order_relaxed) != 0) return false;
         if (v > best) {
             best = v;
             best_pit = c.pit;
@@ -417,17 +420,100 @@ int Solver::Impl::search(Worker& w, const Board& b, const TTKey& key, int alpha,
             }
         }
     }
-    const uint64_t searched = w.nodes - nodes_before;
+    return true;
+}
+
+// Stores a node's fail-soft result: a lower bound if it failed high, an upper bound if it
+// failed low, else the exact value. A fail-low node stores no move: every move failed,
+// and the one with the best fail-soft bound is no better a first try than the move already
+// stored (a cut move from an earlier pass, which the merge keeps; results/solver.md, "Equal
+// captures nearest the store first; fail-low nodes store no move").
+template <bool Par>
+void Solver::Impl::store_result(Worker& w, const TTKey& key, int alpha, int beta, int best,
+                                int best_pit, uint64_t searched) {
     if (best >= beta)
-        store(key, best, 127, best_pit, searched);
+        tt_store<Par>(w, key, best, 127, best_pit, searched);
     else if (best <= alpha)
-        // No move for a fail-low node: every move failed, and the one with the best
-        // fail-soft bound is no better a first try than the move already stored (a cut
-        // move from an earlier pass, which the merge keeps; results/solver.md, "Equal
-        // captures nearest the store first; fail-low nodes store no move").
-        store(key, -127, best, -1, searched);
+        tt_store<Par>(w, key, -127, best, -1, searched);
     else
-        store(key, best, best, best_pit, searched);
+        tt_store<Par>(w, key, best, best, best_pit, searched);
+}
+
+// b: pits only (stores zero), both rows non-empty; key = TTKey::of(b). Contract in solver.h.
+// Par: one of several threads searching the same pass (the shared TT calls; gives up,
+// returning garbage and storing nothing, as soon as `stop` is set).
+template <bool Par>
+int Solver::Impl::search(Worker& w, const Board& b, const TTKey& key, int alpha, int beta,
+                         const Expansion* pre, bool cut) {
+    // Step 1. Count the node. Inside the database (only when the search starts there:
+    // children in it are resolved by their parent, step 3) the value is probed.
+    if ((++w.nodes & (kBeatNodes - 1)) == 0) beat(w);
+    const int s = b.seeds_in_pits();
+    if (s <= db_max) {
+        const int v = opts.db->probe(b);
+        tt_store<Par>(w, key, v, v, -1, 1);
+        return v;
+    }
+
+    // Step 2. Bounds from the seeds in play, then from the TT.
+    int lo = -s, hi = s;
+    if (hi <= alpha) return hi;
+    if (lo >= beta) return lo;
+    const TTProbe e = tt_probe<Par>(key);
+    if (e.found) {
+        lo = std::max(lo, e.lower);
+        hi = std::min(hi, e.upper);
+        if (lo >= beta) return lo;
+        if (hi <= alpha) return hi;
+        if (lo == hi) return lo;
+    }
+    const uint64_t nodes_before = w.nodes;
+
+    // Step 3. The moves (unless the parent expanded this node): those that end the game
+    // and those into the database are resolved at once.
+    Expansion local;
+    if (!pre) expand(b, s, local, false);
+    const Expansion& x = pre ? *pre : local;
+    int best = x.best, best_pit = x.best_pit;
+    resolve_exact(x, best, best_pit);
+    if (best >= beta) {
+        tt_store<Par>(w, key, best, 127, best_pit, w.nodes - nodes_before);
+        return best;
+    }
+
+    // Step 4. Move order.
+    uint8_t idx[kMaxPits];
+    order_children(x, e.move, idx);
+
+    // Step 5. The first child is searched next, and its own children's buckets are the
+    // misses it will wait for: expand it now (it gets the expansion and does not play its
+    // moves again), so that those loads travel while this node waits for its children's
+    // (step 6). One DRAM latency then covers two levels of a cut path instead of one.
+    Expansion first;
+    const bool have_first = x.n > 0 && s >= kEtcMinSeeds;
+    if (have_first) expand(x.kids[idx[0]].b, s - x.kids[idx[0]].gain, first, true);
+
+    // Step 6. Enhanced transposition cutoff; near the leaves the extra probes cost more
+    // than the nodes they save.
+    if (opts.use_etc && s >= kEtcMinSeeds) {
+        int pit;
+        const int v = etc_refutation<Par>(x, idx, beta, &pit);
+        if (v != INT_MIN) {
+            tt_store<Par>(w, key, v, 127, pit, w.nodes - nodes_before);
+            return v;
+        }
+    }
+
+    // Step 7. Announce this node as busy (parallel search only; released on every return).
+    BusyMark mark;
+    const bool defer = Par && s >= kBusyMinSeeds && s >= db_max + kBusyAboveDb && opts.use_defer;
+    if (defer) mark.take(busy_slot(busy_hash(key)), busy_hash(key));
+
+    // Step 8. The children, then the result into the TT.
+    if (!search_children<Par>(w, b, x, idx, have_first ? &first : nullptr, defer, alpha, beta, cut,
+                              best, best_pit))
+        return 0;
+    store_result<Par>(w, key, alpha, beta, best, best_pit, w.nodes - nodes_before);
     return best;
 }
 
