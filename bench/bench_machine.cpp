@@ -1,5 +1,6 @@
-// Facts about the machine that the search's speed depends on (results/parallel.md and
-// results/solver.md, session 5): how long a cache line takes to go from one core to
+// Facts about the machine that the search's speed depends on (results/parallel.md, "The
+// second thread's cost is the core-to-core round trip"; results/solver.md, "Memory on this
+// VM: dependent reads and first touch"): how long a cache line takes to go from one core to
 // another and back (on this VM ~55 ns or ~330 ns, flipping from minute to minute as the
 // host moves the virtual CPUs; two-thread search times follow it), how long a dependent
 // random read takes in a table of a given size (the TT's access pattern), and what the

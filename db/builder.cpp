@@ -143,7 +143,11 @@ uint64_t build_memory_bytes(int m, int max_seeds) {
     return layer_size(2 * m + 1, max_seeds) + layer_size(2 * m, max_seeds) / 2;
 }
 
-std::vector<LayerStats> build_database(const BuildOptions& opts) {
+namespace {
+
+// Throws std::invalid_argument, with the flag's name, for an option out of range or a
+// build whose layers would not fit in --memory-gb.
+void check_build_options(const BuildOptions& opts) {
     if (opts.m < 1 || opts.m > kMaxPits) throw std::invalid_argument("--pits must be 1..6");
     if (opts.max_seeds < 0 || opts.max_seeds > kMaxSeeds)
         throw std::invalid_argument("--max-seeds must be 0.." + std::to_string(kMaxSeeds));
@@ -167,6 +171,29 @@ std::vector<LayerStats> build_database(const BuildOptions& opts) {
                       opts.max_seeds, need / double(1ull << 30), opts.memory_gb, fits);
         throw std::invalid_argument(buf);
     }
+}
+
+// The log line of a finished (built or reused) layer, with the build's elapsed time and
+// ETA; on a terminal it overwrites the progress line.
+void log_layer(std::ostream& log, bool tty, int max_seeds, const LayerStats& st, double elapsed,
+               const std::string& eta) {
+    const uint64_t n = st.entries;
+    char buf[256];
+    std::snprintf(buf, sizeof buf,
+                  "%slayer %d/%d: %llu entries, %s (%.2f M/s, cpu %.1fs), %.1f MB -> %.1f MB "
+                  "(%.2fx); elapsed %s, ETA %s\n",
+                  tty ? "\r" : "", st.s, max_seeds, (unsigned long long)n,
+                  st.reused ? "reused" : fmt_duration(st.seconds).c_str(),
+                  st.reused ? 0.0 : n / std::max(st.seconds, 1e-9) / 1e6, st.cpu_seconds, n / 1e6,
+                  st.compressed_bytes / 1e6, double(n) / std::max<uint64_t>(st.compressed_bytes, 1),
+                  fmt_duration(elapsed).c_str(), eta.c_str());
+    log << buf << std::flush;
+}
+
+}  // namespace
+
+std::vector<LayerStats> build_database(const BuildOptions& opts) {
+    check_build_options(opts);
     if (opts.threads > 0) omp_set_num_threads(opts.threads);
     std::error_code ec;
     std::filesystem::create_directories(opts.dir, ec);
@@ -222,22 +249,9 @@ std::vector<LayerStats> build_database(const BuildOptions& opts) {
             rate = n / std::max(st.seconds, 1e-9);
         }
         total_left -= n;
-        if (log) {
-            char buf[256];
-            std::string eta = rate > 0 ? fmt_duration(total_left / rate) : "?";
-            std::snprintf(buf, sizeof buf,
-                          "%slayer %d/%d: %llu entries, %s (%.2f M/s, cpu %.1fs), "
-                          "%.1f MB -> %.1f MB "
-                          "(%.2fx); elapsed %s, ETA %s\n",
-                          tty ? "\r" : "", s, opts.max_seeds, (unsigned long long)n,
-                          st.reused ? "reused" : fmt_duration(st.seconds).c_str(),
-                          st.reused ? 0.0 : n / std::max(st.seconds, 1e-9) / 1e6, st.cpu_seconds,
-                          n / 1e6,
-                          st.compressed_bytes / 1e6,
-                          double(n) / std::max<uint64_t>(st.compressed_bytes, 1),
-                          fmt_duration(since(t_all)).c_str(), eta.c_str());
-            *log << buf << std::flush;
-        }
+        if (log)
+            log_layer(*log, tty, opts.max_seeds, st, since(t_all),
+                      rate > 0 ? fmt_duration(total_left / rate) : "?");
         stats.push_back(st);
     }
     return stats;

@@ -49,7 +49,7 @@ namespace kalah::db {
 //
 // Version history:
 //   1 (2026-11-29) first format. The builder's defaults (block size, level) changed in
-//     session 3 from 64 Ki entries at level 6 to 1 Mi at level 9; both read back alike.
+//     af1fcf6 from 64 Ki entries at level 6 to 1 Mi at level 9; both read back alike.
 
 constexpr char kMagic[8] = {'K', 'A', 'L', 'A', 'H', 'K', 'D', 'B'};
 constexpr uint32_t kFormatVersion = 1;
@@ -60,7 +60,8 @@ constexpr size_t kIndexRecordBytes = 24;
 // (standard) and 3.15x (empty-capture), against 2.73x / 2.80x for the 64 Ki-entry blocks
 // at level 6 of the first builds, for ~30 s more CPU per rule on 2 threads; the price is a
 // cached probe's miss, which decodes a whole block (~1 ms instead of ~0.1 ms). Resident
-// layers (the search's usual case) are unaffected. results/db.md, session 3.
+// layers (the search's usual case) are unaffected (results/db.md, "1 Mi-entry blocks at zstd
+// level 9 by default").
 constexpr uint32_t kDefaultBlockSize = 1u << 20;
 constexpr int kDefaultZstdLevel = 9;
 constexpr uint32_t kMinBlockSize = 1u << 10;

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Measures the speedup of T threads over one thread on `kalah solve` (issue 5).
+"""Measures the speedup of T threads over one thread on `kalah solve`.
 
 For each configuration, runs `kalah solve --json` alternately with --threads 1 and
 --threads T, --reps times each, one process at a time, and prints a Markdown table: every
@@ -12,9 +12,10 @@ Usage: scripts/speedup.py [--kalah build/kalah] [--db kalah-db] [--threads 2] [-
 Beside each multi-thread run it records the machine's core-to-core round trip (the
 BM_CoreToCoreRoundTrip benchmark of build/kalah_bench, when that was built), measured
 just before the run: on a VM it can change from minute to minute, and the parallel
-search's speed follows it (results/parallel.md, session 5).
-Configurations: the six of issue 5 (Kalah(6,4) with and without layers 0..26 and
-Kalah(5,5) with layers 0..22, both rules). A configuration whose database layers are
+search's speed follows it (results/parallel.md, "The second thread's cost is the
+core-to-core round trip").
+Configurations: the six of results/parallel.md's speedup table (Kalah(6,4) with and
+without layers 0..26 and Kalah(5,5) with layers 0..22, both rules). A configuration whose database layers are
 missing is skipped with a note on stderr. Needs python3 (standard library only).
 """
 import argparse

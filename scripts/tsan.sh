@@ -1,5 +1,5 @@
 #!/bin/sh
-# ThreadSanitizer run of the solver and parallel test suites (issue 5): configures a
+# ThreadSanitizer run of the solver and parallel test suites: configures a
 # -DKALAH_SANITIZE=thread build in build-tsan, builds the tests and runs both suites.
 # Usage: scripts/tsan.sh   (from anywhere; takes a few minutes on 2 cores)
 set -eu

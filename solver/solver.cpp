@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <climits>
 #include <cmath>
 #include <cstdio>
 #include <ctime>
@@ -30,47 +31,33 @@ constexpr uint64_t kFreshBatch = 4096;
 // thread announces the nodes with at least kBusyMinSeeds seeds (and kBusyAboveDb above
 // the database) it is searching in a small table of busy positions; at such a node, a
 // child that another thread is busy with is searched last, when its result is likely in
-// the TT. The calling thread never defers a node's first child (ABDADA's eldest brother);
-// helpers defer it too, so they do not follow the calling thread down its path in
-// lockstep (Kalah(6,4) with layers 0..26, two threads: 3.1 M -> 2.4 M nodes, 0.85 -> 0.73
-// s; results/parallel.md, session 4), except at the root of a pass expected to fail high
-// (Worker::RootFirst::kFollow, session 5). At the root of the other passes they defer it even
-// before it is busy (RootFirst::kDefer, session 10): the calling thread marks it only
-// after expanding the root, so a helper often got there first and the two went through
-// the first move's subtree together: Kalah(6,4) standard without a database, two
-// threads, its third pass took 127-149 M nodes then against 92-108 M when the helper
-// deferred (traced runs, results/parallel.md, session 10). At a node expected to be a
-// cut node (below the root; the root's type is the pass's expectation, a move that
-// passes the turn flips it, an extra move keeps it), a busy later move is joined, not
-// deferred (session 11): the move another thread is in is the likely cut, and deferring
-// it sent the thread into siblings one thread never searches (traced: Kalah(5,5)
-// empty-capture's last root move, where the calling thread searched such a sibling for 6.2
-// M nodes while the helper proved the cut alone). Joined, the two split the all-nodes
-// below it. Two threads, alternated against `--ablate cut-join`, same binary: Kalah(5,5)
-// with layers 0..22 empty-capture 53.3-56.3 M nodes, 8.30 s median, against 60.6-61.7 M,
-// 9.34 s (four pairs), standard 113.5-113.9 M, 16.57 s against 126.7-131.6 M, 19.47 s
-// (three; one thread 113.5 M); Kalah(6,4) standard without a database 140.7-141.9 M
-// against 142.4-143.5 M (four), empty-capture and with layers 0..26 within the runs'
-// spread (results/parallel.md, session 11). Only the order changes, never the result (a
-// collision in the busy table only defers a move). From 24 seeds since session 9 (it was
-// 14): below that a mark costs more than the duplicate search it saves. Two threads, no
-// database, alternated runs: Kalah(6,4) standard median 25.2 s against 27.9 s (seven
-// pairs; 248-360 against 313-374 ns of CPU a node), empty-capture alike (four pairs);
-// nodes within the runs' spread, also on Kalah(5,4) and Kalah(6,3) (results/parallel.md,
-// session 9). With layers 0..22 or 0..26 every searched node of Kalah(5,5) and Kalah(6,4)
-// has 23 or more seeds.
+// the TT. Only the order changes, never the result (a collision in the busy table only
+// defers a move). Which children wait:
+// - A node's first child: never for the calling thread (ABDADA's eldest brother); for a
+//   helper when it is busy, so that helpers do not follow the calling thread down its path
+//   in lockstep (results/parallel.md, "Helpers defer a busy first child").
+// - The root's first child, for helpers: searched too in a pass expected to fail high (its
+//   root is a cut node; Worker::RootFirst::kFollow; results/parallel.md, "Helpers follow
+//   the root's first move in passes expected to fail high"), deferred even before it is
+//   busy in the other passes (RootFirst::kDefer): the calling thread marks it only after
+//   expanding the root, so a helper would often get there first and the two would search
+//   its subtree together (results/parallel.md, "Root's first move deferred in passes
+//   expected to fail low").
+// - At a node expected to be a cut node (below the root; the root's type is the pass's
+//   expectation, a move that passes the turn flips it, an extra move keeps it), a busy
+//   later move is joined, not deferred: the move another thread is in is the likely cut,
+//   and deferring it sends the thread into siblings one thread never searches; joined, the
+//   two split the all-nodes below it (results/parallel.md, "A busy later move joined at
+//   expected cut nodes").
+// Marks from 24 seeds: below that a mark costs more than the duplicate search it saves
+// (results/parallel.md, "Busy marks from 24 seeds"). With layers 0..22 or 0..26 every
+// searched node of Kalah(5,5) and Kalah(6,4) has 23 or more seeds.
 constexpr int kBusyMinSeeds = 24;
-// With a database, marks only from this many seeds above its top layer (session 11): the
-// nodes just above the database are most of a search and their subtrees are a few nodes,
-// so their marks cost (shared cache lines written at every node, read by the other
-// thread) and save nothing. Kalah(5,5) empty-capture with layers 0..22 (every node has 23
-// or more seeds), two threads, alternated scratch runs: median 12.7 s with marks from 24
-// seeds (four runs) against 9.7-10.8 s with marks from 32, 38, 42 or 46 (three to seven
-// runs each), 353-440 against 307-382 ns of CPU a node, nodes 53.9-63.4 M either way (71 M
-// only with the root alone marked): the split that saves nodes is made near the root.
-// Built in, against session 10's build, five alternated pairs: median 10.96 s against
-// 11.14 s, faster in four. Kalah(5,5) standard and Kalah(6,4) with layers 0..26: no change
-// beyond the runs' spread (results/parallel.md, session 11).
+// With a database, marks only from this many seeds above its top layer: the nodes just
+// above the database are most of a search and their subtrees are a few nodes, so their
+// marks cost (shared cache lines written at every node, read by the other thread) and
+// save nothing; the split that saves nodes is made near the root (results/parallel.md,
+// "Busy marks only from 10 seeds above the database").
 constexpr int kBusyAboveDb = 10;
 constexpr size_t kBusySize = size_t(1) << 16;
 // Every this many nodes a thread adds its count to the pass's live total, and the calling
@@ -78,16 +65,13 @@ constexpr size_t kBusySize = size_t(1) << 16;
 constexpr uint64_t kBeatNodes = uint64_t(1) << 16;
 // A search from a position with at least this many seeds above the database (or in all,
 // without one) takes the whole TT budget at once instead of growing it: the searches of
-// whole games of Kalah(6,4) and larger without a database, which fill any default table;
-// there the small early table evicts what later passes need. Kalah(6,4) one thread:
-// standard 148.6 M -> 137.3 M nodes, empty-capture 111.9 M -> 101.3 M and, alternating
-// runs of both, 38.8-45.6 s -> 33.9-36.4 s (results/solver.md, session 4). Kalah(5,4)
-// (40 seeds, under 6 M nodes) and the bench positions (at most 42 seeds) keep growing.
-// Smaller parallel searches grow too (TranspositionTable::grow; each growth stops the
-// team and restarts the pass). Session 4 presized every parallel search of 24 or more
-// seeds above the database instead, which made small ones slow: Kalah(4,3) (24 seeds,
-// 23 k nodes) took 1.3 s on two threads, touching the pages of a 1 GiB table
-// (results/parallel.md, session 5).
+// whole games of Kalah(6,4) and larger without a database fill any default table, and
+// there a small early table evicts what later passes need (results/solver.md, "One-thread
+// searches of 44 or more seeds take the whole table budget"). Kalah(5,4) (40 seeds) and
+// the bench positions (at most 42 seeds) keep growing. So do smaller parallel searches
+// (TranspositionTable::grow; each growth stops the team and restarts the pass): given the
+// whole budget, a small one touched pages all over a 1 GiB table and became slow
+// (results/parallel.md, "Small parallel searches grow their table again").
 constexpr int kPresizeSeeds = 44;
 
 // Runs f(0), .., f(threads - 1) at once, f(0) on the calling thread: an OpenMP parallel
@@ -227,6 +211,30 @@ struct Solver::Impl {
     }
 
     void expand(const Board& b, int s, Expansion& x, bool prefetch_db) const;
+    // The steps of search(), inlined into it (the hot path).
+    struct BusyMark;
+    template <bool Par>
+    [[gnu::always_inline]] inline TTProbe tt_probe(const TTKey& k) const;
+    template <bool Par>
+    [[gnu::always_inline]] inline void tt_store(Worker& w, const TTKey& k, int lo, int hi, int move,
+                                                uint64_t n);
+    [[gnu::always_inline]] inline void resolve_exact(const Expansion& x, int& best,
+                                                     int& best_pit) const;
+    [[gnu::always_inline]] inline void order_children(const Expansion& x, int tt_move,
+                                                      uint8_t* idx) const;
+    template <bool Par>
+    [[gnu::always_inline]] inline int etc_refutation(const Expansion& x, const uint8_t* idx,
+                                                     int beta, int* pit) const;
+    template <bool Par>
+    [[gnu::always_inline]] inline bool search_children(Worker& w, const Board& b,
+                                                       const Expansion& x, const uint8_t* idx,
+                                                       const Expansion* first, bool defer,
+                                                       int alpha, int beta, bool cut, int& best,
+                                                       int& best_pit);
+    template <bool Par>
+    [[gnu::always_inline]] inline void store_result(Worker& w, const TTKey& key, int alpha,
+                                                    int beta, int best, int best_pit,
+                                                    uint64_t searched);
     template <bool Par>
     int search(Worker& w, const Board& b, const TTKey& key, int alpha, int beta,
                const Expansion* pre = nullptr, bool cut = false);
@@ -269,8 +277,8 @@ void Solver::Impl::expand(const Board& b, int s, Expansion& x, bool prefetch_db)
         tt.prefetch(c.key);  // the child's probe comes soon: hide the cache miss
         if (opts.use_ordering)
             // Extra moves, then captures by size, then the rest; ties go to the pit
-            // nearest the store. (Ties by pit order instead: Kalah(6,4) 8% more nodes
-            // standard, 17% empty-capture; results/solver.md, session 4.)
+            // nearest the store (results/solver.md, "Equal captures nearest the store
+            // first; fail-low nodes store no move").
             c.order = r.extra ? 200 + p : r.captured ? 100 + 8 * r.captured + p : p;
         else
             c.order = -p;
@@ -278,129 +286,107 @@ void Solver::Impl::expand(const Board& b, int s, Expansion& x, bool prefetch_db)
     }
 }
 
-// b: pits only (stores zero), both rows non-empty; key = TTKey::of(b). Contract in solver.h.
-// Par: one of several threads searching the same pass (the shared TT calls; gives up,
-// returning garbage and storing nothing, as soon as `stop` is set).
+// The TT calls of the plain (Par false) or the parallel search. A parallel store also
+// counts what it did, and every few thousand stores asks whether the table should grow
+// (state 2 then stops the team).
 template <bool Par>
-int Solver::Impl::search(Worker& w, const Board& b, const TTKey& key, int alpha, int beta,
-                         const Expansion* pre, bool cut) {
-    if ((++w.nodes & (kBeatNodes - 1)) == 0) beat(w);
-    auto probe = [this](const TTKey& k) { return Par ? tt.probe_shared(k) : tt.probe(k); };
-    auto store = [this, &w](const TTKey& k, int lo_, int hi_, int mv, uint64_t n_) {
-        if constexpr (Par) {
-            tt.store_shared(k, lo_, hi_, mv, n_, w.counts);
-            // Every few thousand stores, ask whether the table should grow.
-            if (w.counts.stores == kFreshBatch && report_table_counts(w)) {
-                int expected = 0;
-                state.compare_exchange_strong(expected, 2);
-            }
-        } else
-            tt.store(k, lo_, hi_, mv, n_);
-    };
-    const int s = b.seeds_in_pits();
-    if (s <= db_max) {
-        // Only when the search starts inside the database: children in it are resolved
-        // by their parent (below), without a node of their own.
-        const int v = opts.db->probe(b);
-        store(key, v, v, -1, 1);
-        return v;
-    }
-    int lo = -s, hi = s;
-    if (hi <= alpha) return hi;
-    if (lo >= beta) return lo;
-    const TTProbe e = probe(key);
-    if (e.found) {
-        lo = std::max(lo, e.lower);
-        hi = std::min(hi, e.upper);
-        if (lo >= beta) return lo;
-        if (hi <= alpha) return hi;
-        if (lo == hi) return lo;
-    }
-    const uint64_t nodes_before = w.nodes;
+TTProbe Solver::Impl::tt_probe(const TTKey& k) const {
+    return Par ? tt.probe_shared(k) : tt.probe(k);
+}
 
-    Expansion local;
-    if (!pre) expand(b, s, local, false);
-    const Expansion& x = pre ? *pre : local;
-    const Child* kids = x.kids;
-    const int n = x.n;
-    const int ne = x.ne;
-    int best = x.best, best_pit = x.best_pit;
-    if (ne > 0) {
-        const Board* boards[kMaxPits];
-        int dv[kMaxPits];
-        for (int i = 0; i < ne; ++i) boards[i] = &x.exact[i].b;
-        opts.db->probe_many(boards, ne, dv);
-        for (int i = 0; i < ne; ++i) {
-            const Child& c = x.exact[i];
-            const int v = c.extra ? c.gain + dv[i] : c.gain - dv[i];
-            if (v > best) best = v, best_pit = c.pit;
+template <bool Par>
+void Solver::Impl::tt_store(Worker& w, const TTKey& k, int lo, int hi, int move, uint64_t n) {
+    if constexpr (Par) {
+        tt.store_shared(k, lo, hi, move, n, w.counts);
+        if (w.counts.stores == kFreshBatch && report_table_counts(w)) {
+            int expected = 0;
+            state.compare_exchange_strong(expected, 2);
         }
+    } else
+        tt.store(k, lo, hi, move, n);
+}
+
+// Probes x's children in the database (all at once) and raises best / best_pit to the
+// best of their values.
+void Solver::Impl::resolve_exact(const Expansion& x, int& best, int& best_pit) const {
+    if (x.ne == 0) return;
+    const Board* boards[kMaxPits];
+    int dv[kMaxPits];
+    for (int i = 0; i < x.ne; ++i) boards[i] = &x.exact[i].b;
+    opts.db->probe_many(boards, x.ne, dv);
+    for (int i = 0; i < x.ne; ++i) {
+        const Child& c = x.exact[i];
+        const int v = c.extra ? c.gain + dv[i] : c.gain - dv[i];
+        if (v > best) best = v, best_pit = c.pit;
     }
-    if (best >= beta) {
-        store(key, best, 127, best_pit, w.nodes - nodes_before);
-        return best;
-    }
-    // Insertion sort of child indices, highest order first (at most 6 children; moving
-    // the 48-byte children themselves cost ~20% of a node in a profile).
-    uint8_t idx[kMaxPits];
+}
+
+// The search order of x's children as indices into x.kids, highest order first, the TT's
+// move (tt_move) before all: an insertion sort of indices (at most 6 children; moving the
+// 48-byte children themselves cost ~20% of a node in a profile).
+void Solver::Impl::order_children(const Expansion& x, int tt_move, uint8_t* idx) const {
     int order[kMaxPits];
-    for (int i = 0; i < n; ++i) {
-        order[i] = opts.use_tt_move && kids[i].pit == e.move ? 1000 : kids[i].order;
+    for (int i = 0; i < x.n; ++i) {
+        order[i] = opts.use_tt_move && x.kids[i].pit == tt_move ? 1000 : x.kids[i].order;
         int j = i;
         for (; j > 0 && order[i] > order[idx[j - 1]]; --j) idx[j] = idx[j - 1];
         idx[j] = uint8_t(i);
     }
+}
 
-    // The first child is searched next, and its own children's buckets are the misses it
-    // will wait for: expand it now (it gets the expansion and does not play its moves
-    // again), so that those loads travel while this node waits for its children's (ETC
-    // below). One DRAM latency then covers two levels of a cut path instead of one.
-    Expansion first;
-    const bool have_first = n > 0 && s >= kEtcMinSeeds;
-    if (have_first) expand(kids[idx[0]].b, s - kids[idx[0]].gain, first, true);
-    if (opts.use_etc && s >= kEtcMinSeeds) {
-        // A child's stored bound may already refute this node (value >= beta). Near the
-        // leaves the extra probes cost more than the nodes they save.
-        for (int i = 0; i < n; ++i) {
-            const Child& c = kids[idx[i]];
-            const TTProbe ce = probe(c.key);
-            if (!ce.found) continue;
-            const int v = c.extra ? c.gain + ce.lower : c.gain - ce.upper;
-            if (v >= beta) {
-                store(key, v, 127, c.pit, w.nodes - nodes_before);
-                return v;
-            }
+// Enhanced transposition cutoff: a child's stored bound may already refute the node
+// (value >= beta). Returns the first such value in search order and its move in *pit, or
+// INT_MIN if no child's bound refutes it.
+template <bool Par>
+int Solver::Impl::etc_refutation(const Expansion& x, const uint8_t* idx, int beta, int* pit) const {
+    for (int i = 0; i < x.n; ++i) {
+        const Child& c = x.kids[idx[i]];
+        const TTProbe ce = tt_probe<Par>(c.key);
+        if (!ce.found) continue;
+        const int v = c.extra ? c.gain + ce.lower : c.gain - ce.upper;
+        if (v >= beta) {
+            *pit = c.pit;
+            return v;
         }
     }
+    return INT_MIN;
+}
 
-    // Announce this node as busy (parallel search only; released on every return). A
-    // mark is only a hint, so it is taken and released with plain loads and stores, not
-    // a compare-and-swap (a locked instruction at most nodes): two threads that race for
-    // a slot at worst lose a mark, which only changes an order.
-    struct BusyMark {
-        std::atomic<uint64_t>* slot = nullptr;
-        uint64_t h = 0;
-        ~BusyMark() {
-            if (slot && slot->load(std::memory_order_relaxed) == h)
-                slot->store(0, std::memory_order_relaxed);
-        }
-    } mark;
-    const bool defer = Par && s >= kBusyMinSeeds && s >= db_max + kBusyAboveDb && opts.use_defer;
+// Announces a node as busy (parallel search only) for as long as the mark lives. A mark is
+// only a hint, so it is taken and released with plain loads and stores, not a
+// compare-and-swap (a locked instruction at most nodes): two threads that race for a slot
+// at worst lose a mark, which only changes an order.
+struct Solver::Impl::BusyMark {
+    std::atomic<uint64_t>* slot = nullptr;
+    uint64_t h = 0;
+    void take(std::atomic<uint64_t>& s, uint64_t hash) {
+        if (s.load(std::memory_order_relaxed) != 0) return;
+        s.store(hash, std::memory_order_relaxed);
+        slot = &s, h = hash;
+    }
+    ~BusyMark() {
+        if (slot && slot->load(std::memory_order_relaxed) == h)
+            slot->store(0, std::memory_order_relaxed);
+    }
+};
+
+// Searches x's children in the order idx (first: the first child's expansion, or null)
+// until one reaches beta, raising best / best_pit. With `defer`, busy children wait until
+// the others are searched (see kBusyMinSeeds). Returns false if another thread finished
+// the pass meanwhile: best is then garbage and nothing must be stored.
+template <bool Par>
+bool Solver::Impl::search_children(Worker& w, const Board& b, const Expansion& x,
+                                   const uint8_t* idx, const Expansion* first, bool defer,
+                                   int alpha, int beta, bool cut, int& best, int& best_pit) {
+    const int n = x.n;
     const bool at_root = &b == w.root;
     // At an expected cut node below the root, busy later children are joined, not deferred.
     const bool join_busy = cut && !at_root && opts.use_cut_join;
-    if (defer) {
-        const uint64_t h = busy_hash(key);
-        if (busy_slot(h).load(std::memory_order_relaxed) == 0) {
-            busy_slot(h).store(h, std::memory_order_relaxed);
-            mark.slot = &busy_slot(h), mark.h = h;
-        }
-    }
     int deferred[kMaxPits];
     int nd = 0;
     for (int k = 0; k < n + nd; ++k) {
         const int i = k < n ? idx[k] : deferred[k - n];
-        const Child& c = kids[i];
+        const Child& c = x.kids[i];
         // A later child waits if it is busy (unless join_busy); a node's first child waits
         // only for helpers: at the root as root_first says, elsewhere when it is busy.
         if (defer && k < n &&
@@ -412,13 +398,13 @@ int Solver::Impl::search(Worker& w, const Board& b, const TTKey& key, int alpha,
             continue;
         }
         const int a = std::max(alpha, best);
-        const Expansion* xc = have_first && i == idx[0] ? &first : nullptr;
+        const Expansion* xc = first && i == idx[0] ? first : nullptr;
         // The child's expected type: an extra move keeps this node's, any other flips it.
         const int v =
             c.extra ? c.gain + search<Par>(w, c.b, c.key, a - c.gain, beta - c.gain, xc, cut)
                     : c.gain - search<Par>(w, c.b, c.key, c.gain - beta, c.gain - a, xc, !cut);
         // Another thread finished the pass: v may be garbage; unwind storing nothing.
-        if (Par && state.load(std::memory_order_relaxed) != 0) return 0;
+        if (Par && state.load(std::memory_order_relaxed) != 0) return false;
         if (v > best) {
             best = v;
             best_pit = c.pit;
@@ -427,24 +413,107 @@ int Solver::Impl::search(Worker& w, const Board& b, const TTKey& key, int alpha,
                 // busy in them) is stored without its move, keeping the move stored before.
                 // Such a move is often a weak one that just clears this pass's beta: stored
                 // as the node's first try, it fails the next pass and sends that pass
-                // through subtrees one thread never enters. Kalah(6,4) standard without a
-                // database, two threads, seven runs each: median 154.8 M -> 142.3 M nodes
-                // (results/parallel.md, session 10). One thread never defers: unchanged.
+                // through subtrees one thread never enters (results/parallel.md, "A cut found
+                // past deferred moves stored without its move"). One thread never defers.
                 if (k < n && nd > 0 && opts.use_cut_move_rule) best_pit = -1;
                 break;
             }
         }
     }
-    const uint64_t searched = w.nodes - nodes_before;
+    return true;
+}
+
+// Stores a node's fail-soft result: a lower bound if it failed high, an upper bound if it
+// failed low, else the exact value. A fail-low node stores no move: every move failed,
+// and the one with the best fail-soft bound is no better a first try than the move already
+// stored (a cut move from an earlier pass, which the merge keeps; results/solver.md, "Equal
+// captures nearest the store first; fail-low nodes store no move").
+template <bool Par>
+void Solver::Impl::store_result(Worker& w, const TTKey& key, int alpha, int beta, int best,
+                                int best_pit, uint64_t searched) {
     if (best >= beta)
-        store(key, best, 127, best_pit, searched);
+        tt_store<Par>(w, key, best, 127, best_pit, searched);
     else if (best <= alpha)
-        // No move for a fail-low node: every move failed, and the one with the best
-        // fail-soft bound is no better a first try than the move already stored (a cut
-        // move from an earlier pass, which the merge keeps). 1-2% fewer nodes on (6,4).
-        store(key, -127, best, -1, searched);
+        tt_store<Par>(w, key, -127, best, -1, searched);
     else
-        store(key, best, best, best_pit, searched);
+        tt_store<Par>(w, key, best, best, best_pit, searched);
+}
+
+// b: pits only (stores zero), both rows non-empty; key = TTKey::of(b). Contract in solver.h.
+// Par: one of several threads searching the same pass (the shared TT calls; gives up,
+// returning garbage and storing nothing, as soon as `stop` is set).
+template <bool Par>
+int Solver::Impl::search(Worker& w, const Board& b, const TTKey& key, int alpha, int beta,
+                         const Expansion* pre, bool cut) {
+    // Step 1. Count the node. Inside the database (only when the search starts there:
+    // children in it are resolved by their parent, step 3) the value is probed.
+    if ((++w.nodes & (kBeatNodes - 1)) == 0) beat(w);
+    const int s = b.seeds_in_pits();
+    if (s <= db_max) {
+        const int v = opts.db->probe(b);
+        tt_store<Par>(w, key, v, v, -1, 1);
+        return v;
+    }
+
+    // Step 2. Bounds from the seeds in play, then from the TT.
+    int lo = -s, hi = s;
+    if (hi <= alpha) return hi;
+    if (lo >= beta) return lo;
+    const TTProbe e = tt_probe<Par>(key);
+    if (e.found) {
+        lo = std::max(lo, e.lower);
+        hi = std::min(hi, e.upper);
+        if (lo >= beta) return lo;
+        if (hi <= alpha) return hi;
+        if (lo == hi) return lo;
+    }
+    const uint64_t nodes_before = w.nodes;
+
+    // Step 3. The moves (unless the parent expanded this node): those that end the game
+    // and those into the database are resolved at once.
+    Expansion local;
+    if (!pre) expand(b, s, local, false);
+    const Expansion& x = pre ? *pre : local;
+    int best = x.best, best_pit = x.best_pit;
+    resolve_exact(x, best, best_pit);
+    if (best >= beta) {
+        tt_store<Par>(w, key, best, 127, best_pit, w.nodes - nodes_before);
+        return best;
+    }
+
+    // Step 4. Move order.
+    uint8_t idx[kMaxPits];
+    order_children(x, e.move, idx);
+
+    // Step 5. The first child is searched next, and its own children's buckets are the
+    // misses it will wait for: expand it now (it gets the expansion and does not play its
+    // moves again), so that those loads travel while this node waits for its children's
+    // (step 6). One DRAM latency then covers two levels of a cut path instead of one.
+    Expansion first;
+    const bool have_first = x.n > 0 && s >= kEtcMinSeeds;
+    if (have_first) expand(x.kids[idx[0]].b, s - x.kids[idx[0]].gain, first, true);
+
+    // Step 6. Enhanced transposition cutoff; near the leaves the extra probes cost more
+    // than the nodes they save.
+    if (opts.use_etc && s >= kEtcMinSeeds) {
+        int pit;
+        const int v = etc_refutation<Par>(x, idx, beta, &pit);
+        if (v != INT_MIN) {
+            tt_store<Par>(w, key, v, 127, pit, w.nodes - nodes_before);
+            return v;
+        }
+    }
+
+    // Step 7. Announce this node as busy (parallel search only; released on every return).
+    BusyMark mark;
+    const bool defer = Par && s >= kBusyMinSeeds && s >= db_max + kBusyAboveDb && opts.use_defer;
+    if (defer) mark.take(busy_slot(busy_hash(key)), busy_hash(key));
+
+    // Step 8. The children, then the result into the TT.
+    if (!search_children<Par>(w, b, x, idx, have_first ? &first : nullptr, defer, alpha, beta, cut,
+                              best, best_pit))
+        return 0;
+    store_result<Par>(w, key, alpha, beta, best, best_pit, w.nodes - nodes_before);
     return best;
 }
 
@@ -488,7 +557,8 @@ int Solver::Impl::estimate(const Board& b, int depth, int alpha, int beta) const
 // per-helper random move order did worse (more nodes at cut nodes). Young Brothers Wait
 // with OpenMP tasks searched 1.2-16x the nodes of this scheme at two threads: siblings
 // searched at once meet the same positions, and nothing tells one thread that the other
-// is already inside one, which is what the busy marks do (results/parallel.md, session 8).
+// is already inside one, which is what the busy marks do (results/parallel.md, "Young
+// Brothers Wait and a waiting helper measured against deferral").
 int Solver::Impl::search_pass(int beta, const Board& pits, bool expect_high) {
     pass_beta = beta;
     live_nodes.store(0);
@@ -560,10 +630,9 @@ int Solver::Impl::mtdf(const Board& pits, int guess, bool report) {
         pass_no = pass;
         const int beta = g == lower ? g + 2 : g;  // test v >= beta; beta == s (mod 2)
         // The first test (v >= the guess) and a test just after a failed-low one (v >= that
-        // bound) succeed when the guess or bound is the value: expect those to fail high.
-        // On two threads this takes Kalah(5,5) empty-capture's first pass (layers 0..22)
-        // from 13.5-16.8 M nodes to 8.7-10.4 M, one thread 9.0 M (results/parallel.md,
-        // session 5).
+        // bound) succeed when the guess or bound is the value: expect those to fail high
+        // (results/parallel.md, "Helpers follow the root's first move in passes expected
+        // to fail high").
         const int r = search_pass(beta, pits, expect_high);
         expect_high = r < beta;
         if (r >= beta)

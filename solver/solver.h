@@ -71,7 +71,8 @@ struct SolverOptions {
     bool use_cut_join = true;
     // With one thread, the plain search (no shared-table calls, no busy marks). Off: one
     // thread runs the parallel code path as a team of one, which measures what that path
-    // costs with nothing shared (results/parallel.md, session 7).
+    // costs with nothing shared (results/parallel.md, "One thread through the parallel code
+    // path: `--ablate plain`").
     bool use_plain_path = true;
 };
 

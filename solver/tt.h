@@ -20,8 +20,8 @@ namespace kalah {
 // 0..7, `hi` bytes 8..11. Two different positions of the same m never share a key.
 // `hash` mixes lo and hi once for the key's bucket (and the parallel search's busy
 // table): a search probes, prefetches and stores a key several times, and mixing it anew
-// each time was 15% of the instructions (callgrind, Kalah(6,3), results/solver.md,
-// session 6). Build keys with of() or from_parts(), never field by field. No member
+// each time was 15% of the instructions (callgrind, Kalah(6,3); results/solver.md, "A key
+// carries its hash"). Build keys with of() or from_parts(), never field by field. No member
 // initializers: a node's expansion holds a dozen keys it fills before use.
 struct TTKey {
     uint64_t lo;
@@ -114,7 +114,7 @@ inline void store_entry(void*, uint64_t, uint64_t) {}
 // come zeroed from the OS (mmap, transparent huge pages requested), so nothing is
 // touched before it is used and a query on a small board stays fast.
 //
-// Concurrent use (issue 5): probe()/store() are for one thread at a time (no atomics: the
+// Concurrent use: probe()/store() are for one thread at a time (no atomics: the
 // single-thread search pays nothing). probe_shared()/store_shared() may run concurrently
 // from any number of threads, in one of two ways (Sharing, fixed for a table's life):
 //
@@ -128,9 +128,10 @@ inline void store_entry(void*, uint64_t, uint64_t) {}
 // entry, holding true bounds of its own key, which is all a probe relies on. No locks and
 // no read-modify-write instructions: with the seqlock below, the parallel search run on
 // one thread executed 34% more instructions than the plain search, with these moves 8%
-// (callgrind, Kalah(6,3); results/parallel.md, session 7), 4% since its probes are inline
-// (session 9). ThreadSanitizer cannot see these moves, so its builds use the seqlock (the
-// tests exercise both ways).
+// (callgrind, Kalah(6,3); results/parallel.md, "Shared entries moved whole by 16-byte SSE
+// moves"), 4% with its probes inline (results/parallel.md, "Probes inline: the parallel
+// path's extra instructions 7.8% -> 4.3%"). ThreadSanitizer cannot see these moves, so its builds
+// use the seqlock (the tests exercise both ways).
 //
 // kSeqlock (elsewhere, and under ThreadSanitizer): every access to the table's words is a
 // C++ atomic (relaxed unless said), so there is no data race, and a bucket is a seqlock:
@@ -167,7 +168,8 @@ public:
     void reserve(uint64_t positions);
     // Takes the whole byte budget now (pages are still touched only when used), so the
     // table never grows during the search: for long parallel searches, where every
-    // growth stops the team (results/parallel.md, session 4).
+    // growth stops the team (results/parallel.md, "Long parallel searches take the whole
+    // table budget at once").
     void reserve_budget();
     // What a store did to its bucket.
     enum Outcome { kMerged = 0, kFilled = 1, kEvicted = 2, kEvictedCostly = 3 };
@@ -198,23 +200,16 @@ public:
     //   number at least 1/kCostlyShare of its entries. Replacement keeps the largest
     //   subtrees, so a table that only evicts small ones loses little, while the larger
     //   table costs its first touches and more cache misses (a random read 16 ns in 4 MiB,
-    //   149 ns in 64 MiB). Kalah(6,4) with layers 0..26 evicted 1/218 of its 16 MiB
-    //   table's entries in all and then searched the same nodes in 16 MiB as in 64 MiB,
-    //   in ~15% less time (results/solver.md, session 6); Kalah(5,4) standard without a
-    //   database still grows to 64 MiB at the same moment (same nodes).
+    //   149 ns in 64 MiB). A table that evicted few costly entries searched the same nodes
+    //   in 16 MiB as in 64 MiB, in less time (results/solver.md, "A growth past 16 MiB
+    //   needs costly evictions").
     // - a growth past kFarBytes needs much more: costly evictions at least 1/kFarShare of
-    //   the entries (session 11). Here a dependent random read takes 151 ns in 64 MiB,
-    //   172 ns in 256 or 512 MiB and 244 ns in 1 GiB (BM_DependentRead), and the growth
-    //   256 MiB -> 1 GiB that Kalah(5,5) with layers 0..22 made under the rule above cost
-    //   more than it saved. One thread, three alternated pairs: standard 97.0 M nodes in
-    //   35.1-38.0 s with it against 113.5 M in 30.7-31.7 s without; empty-capture 52.3 M
-    //   in 17.3-18.9 s against 52.5 M in 13.8-16.1 s. Two threads: empty-capture 9.7-12.3
-    //   s against 8.8-10.6 s, standard the same (18.0, 19.3 s against 18.1-20.3 s). Their
-    //   costly evictions in 256 MiB stayed under a fifth of its entries; Kalah(6,4)
-    //   standard without a database, which needs 1 GiB (137.3 M nodes in 41.6-48.6 s,
-    //   against 290.8 M in 64.0-64.4 s in 256 MiB), evicts 1.4 times its entries. Session
-    //   8 measured a milder rule the other way on Kalah(5,5) standard, one thread (results/
-    //   parallel.md, sessions 8 and 11): how dear the larger table is depends on the host.
+    //   the entries. Here a dependent random read takes 151 ns in 64 MiB, 172 ns in 256 or
+    //   512 MiB and 244 ns in 1 GiB (BM_DependentRead), and growing 256 MiB -> 1 GiB cost
+    //   Kalah(5,5) with layers 0..22 more than it saved, while Kalah(6,4) standard without
+    //   a database, which evicts 1.4 times its entries in 256 MiB, needs 1 GiB
+    //   (results/solver.md and results/parallel.md, "Table growth past 256 MiB needs costly
+    //   evictions of half its entries"). How dear the larger table is depends on the host.
     static constexpr size_t kCheapBytes = size_t(16) << 20;
     static constexpr size_t kFarBytes = size_t(256) << 20;
     static constexpr int kCostlyLog2 = 4;
@@ -238,17 +233,11 @@ public:
     // Fourfold, rehashing (no concurrent calls). For a parallel search (threads > 1)
     // growing to kTouchBytes or more, `threads` threads touch the fresh pages and rehash
     // the entries, each its share (first touches are most of a growth's cost: on this
-    // machine up to 2.4 s a GiB of memory the host has not backed yet). Since session 9,
-    // from 16 MiB (it was 256 MiB, touched in parallel and rehashed on one thread):
-    // Kalah(6,4) with layers 0..26 grows 4 -> 16 MiB in every two-thread search, the team
-    // stopped for a median 38 ms (13 growths; 7-8% of the search), 23-33 ms (4) with both
-    // threads touching; BM_TTGrow (64 -> 256 MiB), nine runs of each in session 10: 32-109
-    // ms on two threads against 93-304 ms on one, by how cheap the host made the fresh
-    // pages (results/parallel.md, sessions 9 and 10). Session 5 jumped
-    // to the whole budget here instead, to stop the team fewer times; with the costly-
-    // eviction rule above the fourfold step is as fast on Kalah(5,5) and 20-35% faster on
-    // Kalah(6,4) with layers 0..22 on two threads, which the jump took to 1 GiB
-    // (results/parallel.md, session 6).
+    // machine up to 2.4 s a GiB of memory the host has not backed yet), which shortens the
+    // stops of the team even at 16 MiB (results/parallel.md, "Growth touched and rehashed
+    // by all threads"). Fourfold rather than straight to the whole budget: with the
+    // costly-eviction rule above it is as fast or faster, and no single growth stops the
+    // team for long (results/parallel.md, "Growth fourfold at every thread count").
     void grow(int threads = 1);
     static constexpr size_t kTouchBytes = size_t(16) << 20;
     void clear();
@@ -257,7 +246,8 @@ public:
     // probe_shared()'s seqlock path cost 16 instructions a probe more than probe(). Kalah(6,3)
     // on one thread, plain and parallel code path: 3,720.6 M and 4,011.9 M instructions
     // with calls, 3,649.4 M and 3,804.9 M inline, with the store counts kept by
-    // store_shared() (callgrind, results/parallel.md, session 9).
+    // store_shared() (callgrind; results/parallel.md, "Probes inline: the parallel path's
+    // extra instructions 7.8% -> 4.3%").
     TTProbe probe(const TTKey& k) const {
         if (!buckets_) return TTProbe{};
         return find(*bucket_of(k), k);

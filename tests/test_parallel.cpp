@@ -120,7 +120,7 @@ TEST_SUITE("parallel") {
                 for (int t : {2, 3, 4}) {
                     CAPTURE(t);
                     // T = 3: deferral without the root, cut-move and cut-join rules
-                    // (`--ablate root-defer,cut-move,cut-join`), the order of sessions 5-9.
+                    // (`--ablate root-defer,cut-move,cut-join`), the order before e0555b8.
                     SolverOptions o = with_threads(t);
                     if (t == 3) o.use_root_defer = o.use_cut_move_rule = o.use_cut_join = false;
                     Solver par(g.m, rule, o);
@@ -142,9 +142,9 @@ TEST_SUITE("parallel") {
 
     TEST_CASE("a small parallel search keeps a small table; growth is fourfold for any threads") {
         // Kalah(4,3): 24 seeds, about 20 k nodes. With the default 1 GiB budget on two
-        // threads its table grows as it fills. (Session 4 gave every parallel search of 24
-        // or more seeds the whole budget at once: the search then touched pages all over
-        // 1 GiB, 1.3 s instead of 0.01 s on this machine.)
+        // threads its table grows as it fills. (Given the whole budget at once, it touched
+        // pages all over 1 GiB, 1.3 s instead of 0.01 s on this machine: results/parallel.md,
+        // "Small parallel searches grow their table again".)
         SolverOptions o;
         o.threads = 2;
         Solver par(4, Rule::Standard, o);
