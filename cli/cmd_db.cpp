@@ -1,5 +1,6 @@
 // `kalah build-db` and `kalah verify-db`: build endgame database layers, check them.
 #include <cmath>
+#include <cstdio>
 #include <iostream>
 
 #include "cli/command.h"
@@ -9,6 +10,13 @@
 namespace kalah::cli {
 namespace {
 namespace po = boost::program_options;
+
+// A 64-bit hash as 16 hex digits (a JSON number would lose bits in many readers).
+std::string hex16(uint64_t v) {
+    char buf[17];
+    std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(v));
+    return buf;
+}
 
 // --db DIR, or its older name --dir (kept for scripts; listed by --help-expert).
 std::string db_dir(const po::variables_map& vm) {
@@ -81,7 +89,8 @@ int run_build(const std::vector<std::string>& args) {
             std::cout << (i ? ", " : "") << "{\"seeds\": " << st.s
                       << ", \"entries\": " << st.entries << ", \"bytes\": " << st.compressed_bytes
                       << ", \"seconds\": " << st.seconds << ", \"cpu_seconds\": " << st.cpu_seconds
-                      << ", \"reused\": " << (st.reused ? "true" : "false") << "}";
+                      << ", \"reused\": " << (st.reused ? "true" : "false")
+                      << ", \"value_hash\": \"" << hex16(st.value_hash) << "\"}";
         }
         std::cout << "], \"entries\": " << entries << ", \"bytes\": " << bytes
                   << ", \"seconds\": " << seconds << "}\n";

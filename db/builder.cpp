@@ -181,12 +181,12 @@ void log_layer(std::ostream& log, bool tty, int max_seeds, const LayerStats& st,
     char buf[256];
     std::snprintf(buf, sizeof buf,
                   "%slayer %d/%d: %llu entries, %s (%.2f M/s, cpu %.1fs), %.1f MB -> %.1f MB "
-                  "(%.2fx); elapsed %s, ETA %s\n",
+                  "(%.2fx), values %016llx; elapsed %s, ETA %s\n",
                   tty ? "\r" : "", st.s, max_seeds, (unsigned long long)n,
                   st.reused ? "reused" : fmt_duration(st.seconds).c_str(),
                   st.reused ? 0.0 : n / std::max(st.seconds, 1e-9) / 1e6, st.cpu_seconds, n / 1e6,
                   st.compressed_bytes / 1e6, double(n) / std::max<uint64_t>(st.compressed_bytes, 1),
-                  fmt_duration(elapsed).c_str(), eta.c_str());
+                  (unsigned long long)st.value_hash, fmt_duration(elapsed).c_str(), eta.c_str());
     log << buf << std::flush;
 }
 
@@ -248,6 +248,7 @@ std::vector<LayerStats> build_database(const BuildOptions& opts) {
             st.compressed_bytes = std::filesystem::file_size(path);
             rate = n / std::max(st.seconds, 1e-9);
         }
+        st.value_hash = kh64(layers.back().data(), n);
         total_left -= n;
         if (log)
             log_layer(*log, tty, opts.max_seeds, st, since(t_all),

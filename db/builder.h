@@ -52,6 +52,9 @@ struct LayerStats {
     double cpu_seconds = 0;       // process CPU time of the same (all threads)
     uint64_t compressed_bytes = 0;
     bool reused = false;          // a valid file was already there (resume)
+    // kh64 (db/format.h) of the layer's decoded values, one byte each in rank order: the
+    // same for every correct build of the layer, whatever the block size or zstd level.
+    uint64_t value_hash = 0;
 };
 
 // Bytes of memory a build of layers 0..K for m pits needs (resident layers plus headroom).

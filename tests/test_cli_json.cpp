@@ -154,6 +154,22 @@ TEST_SUITE("cli") {
         const json again =
             parse_json(run_kalah("build-db --pits 3 --max-seeds 8 --json --db " + d));
         for (const json& l : again["layers"]) CHECK(l["reused"] == true);
+        // The value hashes do not depend on the file's block size or compression level.
+        const json other =
+            parse_json(run_kalah("build-db --pits 3 --max-seeds 8 --json "
+                                 "--block-entries 1024 --zstd-level 3 --db " +
+                                 d + "-other"));
+        std::set<std::string> hashes;
+        for (int s = 0; s <= 8; ++s) {
+            const std::string h = b["layers"][s]["value_hash"];
+            CHECK(h.size() == 16);
+            CHECK(h.find_first_not_of("0123456789abcdef") == std::string::npos);
+            CHECK(again["layers"][s]["value_hash"] == h);
+            CHECK(other["layers"][s]["value_hash"] == h);
+            hashes.insert(h);
+        }
+        CHECK(hashes.size() == 9);
+        std::filesystem::remove_all(d + "-other");
         const json v = parse_json(run_kalah("verify-db --json --db " + d));
         CHECK(v["ok"] == true);
         CHECK(v["files"] == 9);
