@@ -109,7 +109,7 @@ void add_db_options(po::options_description& opts, bool use_default_dir) {
 }
 
 std::unique_ptr<db::Database> open_database(const po::variables_map& vm, const std::string& cmd,
-                                            int m, Rule rule) {
+                                            int m, Rule rule, const std::string& otherwise) {
     if (!vm.count("db")) return nullptr;
     const double gb = vm["db-memory-gb"].as<double>();
     if (!(gb > 0) || !(gb <= 1 << 20))
@@ -123,8 +123,8 @@ std::unique_ptr<db::Database> open_database(const po::variables_map& vm, const s
     if (!damage.empty())
         throw db::FormatError(dir + "/" + damage + " (kalah build-db rebuilds damaged layers)");
     if (!database) {
-        std::cerr << "kalah " << cmd << ": no endgame database (" << why
-                  << "); searching without one\n";
+        std::cerr << "kalah " << cmd << ": no endgame database (" << why << "); " << otherwise
+                  << "\n";
         return nullptr;
     }
     if (!why.empty()) std::cerr << "kalah " << cmd << ": warning: " << why << "\n";
@@ -246,7 +246,10 @@ SolverOptions solver_options(const po::variables_map& vm, const std::string& cmd
     const double memory_gib = vm["db-memory-gb"].as<double>();
     const int memory_k = memory_db_seeds(vm, m, root_seeds, memory_gib);
     // Last: the options are all valid before a line about the database is printed.
-    db = open_database(vm, cmd, m, rule);
+    db = open_database(vm, cmd, m, rule,
+                       memory_k >= 0
+                           ? "building layers 0.." + std::to_string(memory_k) + " in memory"
+                           : "searching without one");
     if (!db && memory_k >= 0) {
         const auto t0 = std::chrono::steady_clock::now();
         db = db::Database::build_in_memory(m, rule, memory_k);

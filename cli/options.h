@@ -48,10 +48,11 @@ size_t checked_tt_mb(const boost::program_options::variables_map& vm);
 // --db-memory-gb G (GiB).
 void add_db_options(boost::program_options::options_description& opts, bool use_default_dir = true);
 // Opens the database the options name for (m, rule). Prints one line on stderr: what is
-// used, or why nothing is (the search then runs without one). A damaged file is an error
-// (db::FormatError, exit 1). Returns nullptr when there is no usable database.
+// used, or why nothing is followed by `otherwise` (what happens instead). A damaged file
+// is an error (db::FormatError, exit 1). Returns nullptr when there is no usable database.
 std::unique_ptr<db::Database> open_database(const boost::program_options::variables_map& vm,
-                                            const std::string& cmd, int m, Rule rule);
+                                            const std::string& cmd, int m, Rule rule,
+                                            const std::string& otherwise = "searching without one");
 
 // --json (print one JSON object) and --quiet (no progress or heartbeat on stderr).
 void add_output_options(boost::program_options::options_description& opts);
