@@ -108,13 +108,18 @@ void add_db_options(po::options_description& opts, bool use_default_dir) {
         "memory for the database in GiB (layers held in memory plus a block cache)");
 }
 
-std::unique_ptr<db::Database> open_database(const po::variables_map& vm, const std::string& cmd,
-                                            int m, Rule rule, const std::string& otherwise) {
-    if (!vm.count("db")) return nullptr;
+double db_memory_gib(const po::variables_map& vm) {
     const double gb = vm["db-memory-gb"].as<double>();
     if (!(gb > 0) || !(gb <= 1 << 20))
         throw InputError("--db-memory-gb must be a positive number of GiB");
+    return gb;
+}
+
+std::unique_ptr<db::Database> open_database(const po::variables_map& vm, const std::string& cmd,
+                                            int m, Rule rule, const std::string& otherwise) {
+    if (!vm.count("db")) return nullptr;
     const std::string dir = vm["db"].as<std::string>();
+    const double gb = db_memory_gib(vm);
     std::string why, damage;
     auto database = db::Database::open(dir, m, rule, static_cast<size_t>(gb * double(1ull << 30)),
                                        &why, &damage);
@@ -243,7 +248,7 @@ SolverOptions solver_options(const po::variables_map& vm, const std::string& cmd
         if (passes) o.progress = [](const std::string& s) { print_progress(s, false); };
         o.heartbeat = [tty](const std::string& s) { print_progress(s, tty); };
     }
-    const double memory_gib = vm["db-memory-gb"].as<double>();
+    const double memory_gib = db_memory_gib(vm);
     const int memory_k = memory_db_seeds(vm, m, root_seeds, memory_gib);
     // Last: the options are all valid before a line about the database is printed.
     db = open_database(vm, cmd, m, rule,

@@ -47,6 +47,8 @@ size_t checked_tt_mb(const boost::program_options::variables_map& vm);
 // --db DIR (default kDefaultDbDir, or none when use_default_dir is false) and
 // --db-memory-gb G (GiB).
 void add_db_options(boost::program_options::options_description& opts, bool use_default_dir = true);
+// --db-memory-gb, checked.
+double db_memory_gib(const boost::program_options::variables_map& vm);
 // Opens the database the options name for (m, rule). Prints one line on stderr: what is
 // used, or why nothing is followed by `otherwise` (what happens instead). A damaged file
 // is an error (db::FormatError, exit 1). Returns nullptr when there is no usable database.

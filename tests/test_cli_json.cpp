@@ -216,6 +216,14 @@ TEST_SUITE("cli") {
             CHECK(h.out.find("--db ") != std::string::npos);
         }
         CHECK(run_kalah("bench --help").out.find("--threads arg (=1)") != std::string::npos);
+        // Memory flags are checked before anything is allocated or built.
+        for (const char* bad :
+             {"--db-memory-gb nan", "--db-memory-gb 0", "--db-memory-gb -1", "--tt-mb 0"}) {
+            CAPTURE(bad);
+            const auto r = run_kalah("solve --pits 6 --seeds 4 " + std::string(bad));
+            CHECK(r.status == 2);
+            CHECK(std::count(r.err.begin(), r.err.end(), '\n') == 1);
+        }
         const auto expert = run_kalah("solve --help-expert");
         CHECK(expert.status == 0);
         CHECK(expert.out.find("--ablate") != std::string::npos);
