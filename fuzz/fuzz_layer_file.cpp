@@ -8,12 +8,13 @@
 // db::FormatError is the only
 // acceptable failure; a crash, a sanitizer report, a hang or another exception is a bug.
 #include <omp.h>
+#include <signal.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <cstddef>
 #include <cstdint>
-#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -165,10 +166,18 @@ void check(const std::vector<uint8_t>& bytes, int m, Rule rule, int s) {
 
 extern "C" int LLVMFuzzerInitialize(int*, char***) {
     omp_set_num_threads(1);  // one input at a time, reproducibly
-    std::atexit([] {
-        std::error_code ec;
-        fs::remove_all(root(), ec);
-    });
+    // libFuzzer ends with _Exit (no atexit handlers, no destructors), so every run leaves
+    // its directory behind: remove those of runs whose process is gone.
+    const std::string prefix = "kalah_fuzz_layer_";
+    std::error_code ec;
+    for (const auto& e : fs::directory_iterator(fs::temp_directory_path(), ec)) {
+        const std::string name = e.path().filename().string();
+        if (name.rfind(prefix, 0) != 0) continue;
+        const std::string pid = name.substr(prefix.size());
+        if (pid.empty() || pid.find_first_not_of("0123456789") != std::string::npos) continue;
+        if (::kill(static_cast<pid_t>(std::stol(pid)), 0) != 0 && errno == ESRCH)
+            fs::remove_all(e.path(), ec);
+    }
     return 0;
 }
 
