@@ -40,7 +40,17 @@ inline uint64_t mix(uint64_t h) {
 bool use_atomic16(TranspositionTable::Sharing sharing) {
     using Sharing = TranspositionTable::Sharing;
 #if defined(__SANITIZE_THREAD__)
-    if (sharing == Sharing::kAuto) return false;  // TSan checks the seqlock, not SSE moves
+    // The production path, kAtomic16, cannot be checked by ThreadSanitizer, so under TSan
+    // kAuto picks the seqlock. TSan instruments the loads and stores the compiler emits;
+    // kAtomic16 moves every entry with one SSE instruction in inline asm
+    // (tt_detail::load_entry/store_entry), which TSan never sees, so it would check none of
+    // the table's accesses. And their atomicity is a processor guarantee (tt.h, "Concurrent
+    // use") outside the C++ memory model: as plain C++ accesses TSan would report every
+    // concurrent probe and store as a race. The TSan build's searches thus check the
+    // seqlock and everything around the table (busy table, flags, counters, growth); the
+    // 16-byte path is checked for torn or foreign entries by the "shared TT" test of
+    // tests/test_parallel.cpp, which TSan runs too without seeing its moves.
+    if (sharing == Sharing::kAuto) return false;
 #endif
     return sharing != Sharing::kSeqlock && TranspositionTable::atomic16_supported();
 }

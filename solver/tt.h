@@ -144,7 +144,8 @@ inline void store_entry(void*, uint64_t, uint64_t) {}
 // re-reads the four words 1: if any differs, a store overlapped the copy and it reads
 // again. So a probe never uses a torn or half-written entry (it would need 2^24 stores
 // to one bucket during one copy to be fooled), readers never write the cache line, and two
-// stores never interleave. ThreadSanitizer checks the scheme (scripts/tsan.sh).
+// stores never interleave. ThreadSanitizer checks that the searches touch the table only
+// through atomics (scripts/tsan.sh; it ignores the fences: results/ci.md).
 //
 // Either way, the shared calls never grow the table (growth rehashes everything) and do
 // not count used entries: the parallel search counts them per thread, and when the table

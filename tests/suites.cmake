@@ -10,6 +10,36 @@ set(KALAH_TEST_SUITES
   bench
   parallel
 )
+# Labels pick what the sanitizer builds of .ci/run run (ctest -L): `asan` the suites run
+# under ASan+UBSan, `tsan` those that run threads (the parallel search and its shared TT,
+# the CLI's --threads), under TSan. Measured times: results/ci.md.
+set(KALAH_ASAN_SUITES core notation cli db solver analysis bench parallel)
+set(KALAH_TSAN_SUITES solver parallel)
 foreach(suite ${KALAH_TEST_SUITES})
   add_test(NAME ${suite} COMMAND kalah_tests --test-suite=${suite} --no-version)
+  set(labels "")
+  if(suite IN_LIST KALAH_ASAN_SUITES)
+    list(APPEND labels asan)
+  endif()
+  if(suite IN_LIST KALAH_TSAN_SUITES)
+    list(APPEND labels tsan)
+  endif()
+  if(labels)
+    set_tests_properties(${suite} PROPERTIES LABELS "${labels}")
+  endif()
+  # Under TSan (5-15x slower) the smaller random and brute-force samples of scripts/tsan.sh.
+  if(KALAH_SANITIZE STREQUAL "thread")
+    set_tests_properties(${suite} PROPERTIES ENVIRONMENT "KALAH_TSAN_QUICK=1;KALAH_QUERIES=40")
+  endif()
 endforeach()
+# Under TSan, also the db suite's hostile-file cases, which run the CLI's parallel search
+# into a damaged block on 1-3 threads (the exception must stop the team cleanly). With
+# one OpenMP thread: they build their databases with the OpenMP builder, and libgomp is
+# not built with TSan, which then reports the region's stack data that libgomp's barriers
+# order as races (db/builder.cpp against db/format.cpp's write_layer). The solver's team
+# runs on std::thread under TSan (solver/solver.cpp, run_team), so --threads still runs
+# threads; the CLI commands of these cases all give --threads.
+if(KALAH_SANITIZE STREQUAL "thread")
+  add_test(NAME db-threads COMMAND kalah_tests --test-suite=db --test-case=hostile* --no-version)
+  set_tests_properties(db-threads PROPERTIES LABELS tsan ENVIRONMENT "OMP_NUM_THREADS=1")
+endif()

@@ -33,8 +33,8 @@ SolverOptions with_threads(int threads, size_t tt_mb = 64) {
     return o;
 }
 
-// Under ThreadSanitizer (scripts/tsan.sh sets KALAH_TSAN_QUICK) the largest boards are
-// left out to keep the run to a few minutes; everything else is the same.
+// Under ThreadSanitizer (a TSan build's ctest sets KALAH_TSAN_QUICK: tests/suites.cmake) the
+// largest boards are left out to keep the run to a few minutes; everything else is the same.
 bool quick() { return std::getenv("KALAH_TSAN_QUICK") != nullptr; }
 
 // A made-up "exact value" of a key, so that every stored bound can be checked.
