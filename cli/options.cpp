@@ -180,11 +180,11 @@ namespace {
 // Layers 0..K built in memory when no database covers the board: only for searches of at
 // least kMemoryDbMinSeeds seeds (smaller ones are done before the layers would be), K at
 // most kMemoryDbGap seeds below the root and the layers at most kMemoryDbEntries positions
-// (m = 6: layers 0..18, 86 M positions, about 10 s on 2 cores; results/db.md, "Layers built
+// (m = 6: layers 0..17, 52 M positions, 7-8 s on 2 cores; results/db.md, "Layers built
 // in memory when no database covers the board").
 constexpr int kMemoryDbMinSeeds = 44;
 constexpr int kMemoryDbGap = 20;
-constexpr uint64_t kMemoryDbEntries = uint64_t(96) << 20;
+constexpr uint64_t kMemoryDbEntries = uint64_t(64) << 20;
 
 // K of --memory-db for this search, or -1 for none.
 int memory_db_seeds(const po::variables_map& vm, int m, int root_seeds, double memory_gib) {

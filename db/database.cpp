@@ -1,6 +1,7 @@
 // Database::open and probe: resident layers within the memory bound, decoded-block cache beyond.
 #include "db/database.h"
 
+#include <cstring>
 #include <filesystem>
 #include <mutex>
 #include <stdexcept>
@@ -100,13 +101,9 @@ public:
     }
 
     struct Layer {
-        // Resident layer (huge pages: probes are random single-byte reads), or empty; or a
-        // layer built in memory (`built`).
+        // Resident layer (huge pages: probes are random single-byte reads), or empty.
         HugePages values;
-        std::vector<int8_t> built;
-        const int8_t* resident() const {
-            return built.empty() ? static_cast<const int8_t*>(values.data()) : built.data();
-        }
+        const int8_t* resident() const { return static_cast<const int8_t*>(values.data()); }
         std::unique_ptr<LayerFile> file;    // kept open when not resident
     };
     std::vector<Layer> layers_;
@@ -138,10 +135,14 @@ std::unique_ptr<Database> Database::build_in_memory(int m, Rule rule, int max_se
         layers.push_back(build_layer(m, rule, s, layers));
         if (on_layer) on_layer(s);
     }
+    // Moved to huge pages as the layers read from files are (probes are random reads: with
+    // 4 KiB pages most of them also miss the TLB).
     auto db = std::make_unique<FileDatabase>(m, rule);
     for (auto& values : layers) {
         FileDatabase::Layer layer;
-        layer.built = std::move(values);
+        layer.values = HugePages(values.size());
+        std::memcpy(layer.values.data(), values.data(), values.size());
+        std::vector<int8_t>().swap(values);
         db->layers_.push_back(std::move(layer));
     }
     db->resident_ = static_cast<int>(db->layers_.size());
