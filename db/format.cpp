@@ -127,16 +127,16 @@ std::vector<std::string> remove_stale_temporaries(const std::string& dir, int m,
             continue;
         const std::string stem = name.substr(0, name.size() - 4);
         const size_t dot = stem.rfind('.');
+        if (dot == std::string::npos || dot < prefix.size() + 5) continue;
         const std::string pid_text = stem.substr(dot + 1);
-        const std::string layer = stem.substr(0, dot);
+        const std::string layer = stem.substr(0, dot);  // <prefix><s>.kdb
+        if (layer.compare(layer.size() - 4, 4, ".kdb") != 0) continue;
         const std::string s_text = layer.substr(prefix.size(), layer.size() - prefix.size() - 4);
         auto digits = [](const std::string& t) {
             return !t.empty() && t.size() <= 9 &&
                    t.find_first_not_of("0123456789") == std::string::npos;
         };
-        if (layer.size() < prefix.size() + 5 || layer.compare(layer.size() - 4, 4, ".kdb") != 0 ||
-            !digits(pid_text) || !digits(s_text))
-            continue;
+        if (!digits(pid_text) || !digits(s_text)) continue;
         const long pid = std::stol(pid_text);
         // kill(pid, 0) fails with ESRCH when no such process exists: its writer is gone.
         const bool mine = pid == static_cast<long>(::getpid());
