@@ -67,7 +67,8 @@ Board game_from_options(const po::variables_map& vm, Rule& rule, std::vector<Pla
 }
 
 void add_threads_option(po::options_description& opts, int default_threads) {
-    const int d = default_threads > 0 ? default_threads : omp_get_num_procs();
+    // Every core, unless OMP_NUM_THREADS says otherwise (OpenMP's own default).
+    const int d = default_threads > 0 ? default_threads : omp_get_max_threads();
     opts.add_options()("threads", po::value<int>()->default_value(d),
                        default_threads > 0 ? "threads"
                                            : "threads (default: every core); any count gives "

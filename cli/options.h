@@ -34,8 +34,8 @@ Board game_from_options(const boost::program_options::variables_map& vm, Rule& r
 // The start of Kalah(m,n), with --pits/--seeds range errors as InputError.
 Board checked_start(int m, int n);
 
-// --threads T: 1 .. 4 per core; the default is every core (default_threads = 0) or the
-// given count.
+// --threads T: 1 .. 4 per core; the default is every core (or OMP_NUM_THREADS) when
+// default_threads = 0, else the given count.
 void add_threads_option(boost::program_options::options_description& opts, int default_threads = 0);
 int threads_option(const boost::program_options::variables_map& vm);
 
