@@ -162,9 +162,41 @@ struct Solver::Impl {
     int pass_beta = 0, pass_no = 0;
     Clock::time_point search_t0, next_beat;
     uint64_t search_n0 = 0;
-    void beat(Worker& w) {
+    // Cooperative stop (SolverOptions::stop, node_limit, time_limit_seconds): set when a
+    // public call starts; `call_depth` keeps a call made by another (value -> pits_value)
+    // from restarting them.
+    bool limited = false;
+    uint64_t node_end = 0;  // 0: no node limit
+    std::optional<Clock::time_point> deadline;
+    int call_depth = 0;
+    struct Call {
+        Impl& s;
+        explicit Call(Impl& impl) : s(impl) {
+            if (s.call_depth++ > 0) return;
+            s.limited = s.opts.stop || s.opts.node_limit || s.opts.time_limit_seconds > 0;
+            s.node_end = s.opts.node_limit ? s.nodes + s.opts.node_limit : 0;
+            s.deadline.reset();
+            if (s.opts.time_limit_seconds > 0)
+                s.deadline =
+                    Clock::now() + std::chrono::duration_cast<Clock::duration>(
+                                       std::chrono::duration<double>(s.opts.time_limit_seconds));
+        }
+        ~Call() { --s.call_depth; }
+    };
+    // Throws SearchStopped when a limit is reached (from any thread: inside the parallel
+    // region the exception stops the team and is rethrown by search_pass).
+    void check_limits() const {
+        if (opts.stop && opts.stop->load(std::memory_order_relaxed))
+            throw SearchStopped("search stopped");
+        if (node_end && nodes + live_nodes.load(std::memory_order_relaxed) >= node_end)
+            throw SearchStopped("search stopped at its node limit");
+        if (deadline && Clock::now() >= *deadline)
+            throw SearchStopped("search stopped at its time limit");
+    }
+    [[gnu::noinline]] void beat(Worker& w) {
         live_nodes.fetch_add(w.nodes - w.nodes_reported, std::memory_order_relaxed);
         w.nodes_reported = w.nodes;
+        if (limited) check_limits();
         if (w.id != 0 || !opts.heartbeat) return;
         const auto now = Clock::now();
         if (now < next_beat) return;
@@ -664,11 +696,23 @@ int Solver::Impl::pits_value_guess(const Board& b, int guess, bool report) {
     const auto t0 = Clock::now();
     const std::clock_t c0 = std::clock();
     const uint64_t n0 = nodes;
-    const int v = mtdf(pits, guess, report);
-    stats.cpu_seconds += double(std::clock() - c0) / CLOCKS_PER_SEC;
-    stats.nodes += nodes - n0;
-    stats.seconds += std::chrono::duration<double>(Clock::now() - t0).count();
-    stats.tt_bytes = tt.bytes();
+    // The statistics count a stopped search too (its nodes up to the stop).
+    auto account = [&] {
+        stats.cpu_seconds += double(std::clock() - c0) / CLOCKS_PER_SEC;
+        stats.nodes += nodes + live_nodes.load() - n0;
+        stats.seconds += std::chrono::duration<double>(Clock::now() - t0).count();
+        stats.tt_bytes = tt.bytes();
+    };
+    int v;
+    try {
+        v = mtdf(pits, guess, report);
+    } catch (const SearchStopped&) {
+        account();
+        live_nodes.store(0);
+        throw;
+    }
+    live_nodes.store(0);
+    account();
     return v;
 }
 
@@ -677,6 +721,7 @@ Solver::Solver(int m, Rule rule, SolverOptions opts)
 Solver::~Solver() = default;
 
 int Solver::pits_value(const Board& b) {
+    Impl::Call call(*impl_);
     if (impl_->opts.guess || b.over()) return impl_->pits_value_guess(b, impl_->opts.guess.value_or(0), true);
     return impl_->pits_value_guess(b, impl_->estimate(b.without_stores(), kEstimateDepth, -1000, 1000), true);
 }
@@ -690,11 +735,13 @@ int store_diff(const Board& b) { return b.own_store() - b.opp_store(); }
 }  // namespace
 
 int Solver::value(const Board& b) {
+    Impl::Call call(*impl_);
     if (b.over()) return south_margin(b, store_diff(b) + b.seeds_in_row_own() - b.seeds_in_row_opp());
     return south_margin(b, store_diff(b) + pits_value(b));
 }
 
 std::vector<MoveValue> Solver::move_values(const Board& b) {
+    Impl::Call call(*impl_);
     std::vector<MoveValue> out;
     if (b.over()) return out;
     const int v = impl_->pits_value_guess(b, impl_->opts.guess.value_or(0), false);
@@ -718,6 +765,7 @@ std::vector<MoveValue> Solver::move_values(const Board& b) {
 }
 
 std::vector<PlayedMove> Solver::principal_variation(const Board& start) {
+    Impl::Call call(*impl_);
     std::vector<PlayedMove> pv;
     Board b = start;
     int v = b.over() ? 0 : impl_->pits_value_guess(b, impl_->opts.guess.value_or(0), false);
@@ -752,6 +800,43 @@ std::vector<PlayedMove> Solver::principal_variation(const Board& start) {
         if (!found) throw std::logic_error("principal_variation: no move keeps the value");
     }
     return pv;
+}
+
+int Solver::test(const Board& b, int beta) {
+    Impl::Call call(*impl_);
+    if (b.over()) return b.seeds_in_row_own() - b.seeds_in_row_opp();
+    const Board pits = b.without_stores();
+    const int s = pits.seeds_in_pits();
+    if (s <= impl_->db_max) return impl_->opts.db->probe(pits);
+    if (beta > s) return s;     // v <= s < beta: fails low
+    if (beta <= -s) return -s;  // v >= -s >= beta: succeeds
+    Impl& im = *impl_;
+    im.tt.reserve(position_bound(im.m, s));
+    if (s - std::max(im.db_max, 0) >= kPresizeSeeds) im.tt.reserve_budget();
+    const auto t0 = Clock::now();
+    const std::clock_t c0 = std::clock();
+    const uint64_t n0 = im.nodes;
+    auto account = [&] {
+        im.stats.cpu_seconds += double(std::clock() - c0) / CLOCKS_PER_SEC;
+        im.stats.nodes += im.nodes + im.live_nodes.load() - n0;
+        im.stats.seconds += std::chrono::duration<double>(Clock::now() - t0).count();
+        im.stats.tt_bytes = im.tt.bytes();
+    };
+    im.search_t0 = t0;
+    im.search_n0 = n0;
+    im.next_beat = t0 + std::chrono::duration_cast<Clock::duration>(
+                            std::chrono::duration<double>(im.opts.heartbeat_seconds));
+    int r;
+    try {
+        r = im.search_pass(beta, pits, true);
+    } catch (const SearchStopped&) {
+        account();
+        im.live_nodes.store(0);
+        throw;
+    }
+    im.live_nodes.store(0);  // the finished pass's nodes are in im.nodes
+    account();
+    return r;
 }
 
 const SolverStats& Solver::stats() const { return impl_->stats; }

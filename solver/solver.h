@@ -17,10 +17,12 @@
 // Without SolverOptions::guess the first guess is a depth-10 alpha-beta estimate (seeds
 // banked so far); the guess changes only the number of passes, never the value.
 
+#include <atomic>
 #include <cstdint>
 #include <functional>
 #include <memory>
 #include <optional>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -47,6 +49,12 @@ struct SolverOptions {
     // test, table size, elapsed), from the calling thread; may be empty.
     std::function<void(const std::string&)> heartbeat;
     double heartbeat_seconds = 5;
+    // Cooperative stop. Every thread checks these about every 65 k nodes it searches (a few
+    // milliseconds) and the call then throws SearchStopped. The limits count from the start
+    // of each public call (pits_value, value, move_values, principal_variation, test).
+    const std::atomic<bool>* stop = nullptr;  // stop when it becomes true
+    uint64_t node_limit = 0;                  // stop past this many nodes (0: no limit)
+    double time_limit_seconds = 0;            // stop past this wall time (0: no limit)
     // Search features, switchable for measurements (results/solver.md); all exact.
     bool use_tt_move = true;    // search the TT's best move first
     bool use_ordering = true;   // then extra moves, captures, pits nearest the store
@@ -90,6 +98,13 @@ struct MoveValue {
     std::string text;  // notation, e.g. "A3+"
 };
 
+// Thrown by a search that SolverOptions::stop, node_limit or time_limit_seconds ended.
+// The solver stays usable: its table holds only proven bounds (a stopped search stores
+// nothing of the node it was in), so a later call reuses everything proven before the stop.
+struct SearchStopped : std::runtime_error {
+    using std::runtime_error::runtime_error;
+};
+
 class Solver {
 public:
     Solver(int m, Rule rule, SolverOptions opts = {});
@@ -107,6 +122,10 @@ public:
     std::vector<MoveValue> move_values(const Board& b);
     // A principal variation from b to the end of the game (a best move at every turn).
     std::vector<PlayedMove> principal_variation(const Board& b);
+    // One null-window test of the pits value v of b (as pits_value): returns r with
+    // v >= r if r >= beta (the test succeeded), v <= r if r < beta. One MTD(f) pass: the
+    // unit of work of a proof split into jobs. A finished game returns its exact value.
+    int test(const Board& b, int beta);
 
     const SolverStats& stats() const;  // accumulated over all calls
     void clear();                      // empty the TT and reset stats

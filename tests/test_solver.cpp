@@ -1,9 +1,12 @@
 // Solver: brute-force reference values, published values, PV replay, MTD(f) guesses, CLI.
 #include <doctest/doctest.h>
 
+#include <atomic>
+#include <chrono>
 #include <initializer_list>
 #include <random>
 #include <string>
+#include <thread>
 #include <unordered_map>
 
 #include "brute_force.h"
@@ -302,6 +305,77 @@ TEST_SUITE("solver") {
                 const Board p = random_position(rng, 5, 10 + int(rng() % 10));
                 CHECK(a.value(p) == b.value(p));
             }
+        }
+    }
+
+    TEST_CASE("test(b, beta) is a true fail-soft bound on brute force, both rules") {
+        std::mt19937 rng(99);
+        for (Rule rule : {Rule::Standard, Rule::EmptyCapture}) {
+            BruteForce bf(5, rule);
+            Solver s(5, rule, small_tt());
+            for (int t = 0; t < 150; ++t) {
+                const Board b = random_position(rng, 5, 2 + int(rng() % 12));
+                const int v = bf.pits_value(ref::from_board(b));
+                const int seeds = b.without_stores().seeds_in_pits();
+                const int beta = -seeds - 2 + int(rng() % (2 * seeds + 5));
+                CAPTURE(kalah::format_position(b));
+                CAPTURE(beta);
+                const int r = s.test(b, beta);
+                if (r >= beta)
+                    REQUIRE(v >= r);
+                else
+                    REQUIRE(v <= r);
+                REQUIRE((v >= beta) == (r >= beta));
+            }
+        }
+    }
+
+    TEST_CASE("cooperative stop: node limit, time limit and flag stop; the solver stays exact") {
+        // Kalah(4,5) takes about 2 M nodes.
+        const Board start = Board::start(4, 5);
+        SolverOptions plain = small_tt();
+        const int exact = Solver(4, Rule::Standard, plain).value(start);
+        for (int threads : {1, 2}) {
+            CAPTURE(threads);
+            SolverOptions o = small_tt();
+            o.threads = threads;
+            o.parallel_min_seeds = 0;
+            o.node_limit = 200000;
+            Solver s(4, Rule::Standard, o);
+            // The limit ends each call.
+            CHECK_THROWS_AS(s.value(start), kalah::SearchStopped);
+            CHECK(s.stats().nodes >= 200000);
+            CHECK(s.stats().nodes < 200000 + uint64_t(threads) * 3 * 65536);
+            CHECK_THROWS_AS(s.move_values(start), kalah::SearchStopped);
+
+            std::atomic<bool> stop{true};
+            SolverOptions f = small_tt();
+            f.threads = threads;
+            f.parallel_min_seeds = 0;
+            f.stop = &stop;
+            Solver flagged(4, Rule::Standard, f);
+            CHECK_THROWS_AS(flagged.value(start), kalah::SearchStopped);
+            stop = false;
+            // Stopped again after some work, from another thread, then resumed: what was
+            // proven before each stop is kept and true, so the same solver is still exact.
+            std::thread stopper([&] {
+                std::this_thread::sleep_for(std::chrono::milliseconds(50));
+                stop = true;
+            });
+            CHECK_THROWS_AS(flagged.value(start), kalah::SearchStopped);
+            stopper.join();
+            stop = false;
+            CHECK(flagged.value(start) == exact);
+
+            SolverOptions tl = small_tt();
+            tl.threads = threads;
+            tl.parallel_min_seeds = 0;
+            tl.time_limit_seconds = 1e-6;
+            Solver timed(4, Rule::Standard, tl);
+            CHECK_THROWS_AS(timed.value(start), kalah::SearchStopped);
+            // A small search below the first check (65 k nodes) is not stopped.
+            CHECK(timed.value(Board::start(4, 1)) ==
+                  Solver(4, Rule::Standard, plain).value(Board::start(4, 1)));
         }
     }
 
