@@ -1,8 +1,9 @@
 // Google Benchmark: endgame database probe latency, resident layers and the block cache.
 #include <benchmark/benchmark.h>
-
 #include <unistd.h>
 
+#include <algorithm>
+#include <chrono>
 #include <cstdlib>
 #include <filesystem>
 #include <map>
@@ -13,6 +14,7 @@
 #include "db/database.h"
 #include "db/format.h"
 #include "db/index.h"
+#include "db/packed.h"
 
 namespace {
 namespace db = kalah::db;
@@ -109,7 +111,75 @@ void BM_ProbeCachedHit(benchmark::State& state) {
     run_probes(state, size_t(8) << 20, 8 * uint64_t(fixture().top_block));
 }
 
+// Probe latency of the resident layers held one byte an entry or packed (db/packed.h):
+// each probe's position depends on the value of the one before, so the misses do not
+// overlap (the search's probes mostly wait like this). Uniformly random positions of the
+// top layers (the top one and the two below it, sized as the layers are). Counters:
+// p50_ns and p99_ns from 2^16 probes timed one by one (clock overhead included, ~20 ns),
+// bytes_per_entry of the whole database in memory.
+void probe_latency(benchmark::State& state, db::Database::Layout layout) {
+    auto& f = fixture();
+    static std::map<int, std::unique_ptr<db::Database>> opened;
+    auto& d = opened[static_cast<int>(layout)];
+    std::string why;
+    if (!d)
+        d = db::Database::open(f.dir, 6, Rule::Standard, size_t(1) << 36, &why, nullptr, layout);
+    if (!d) {
+        state.SkipWithError(why.c_str());
+        return;
+    }
+    std::vector<Board> pos;
+    for (int s = std::max(0, f.k - 2); s <= f.k; ++s) {
+        const auto layer = positions(s, size_t(1) << 16);
+        pos.insert(pos.end(), layer.begin(), layer.end());
+    }
+    std::shuffle(pos.begin(), pos.end(), std::mt19937_64(4));
+    const size_t mask = (size_t(1) << 16) - 1;
+    size_t i = 0;
+    for (auto _ : state) {
+        const int v = d->probe(pos[i & mask]);
+        i += 1 + static_cast<size_t>(v & 1);  // the next position depends on this value
+    }
+    std::vector<double> ns(mask + 1);
+    for (size_t k = 0; k <= mask; ++k) {
+        const auto t0 = std::chrono::steady_clock::now();
+        const int v = d->probe(pos[(k * 7919) % pos.size()]);
+        benchmark::DoNotOptimize(v);
+        ns[k] =
+            std::chrono::duration<double, std::nano>(std::chrono::steady_clock::now() - t0).count();
+    }
+    std::sort(ns.begin(), ns.end());
+    state.counters["p50_ns"] = ns[ns.size() / 2];
+    state.counters["p99_ns"] = ns[ns.size() * 99 / 100];
+    state.counters["bytes_per_entry"] =
+        double(d->memory_bytes()) / double(db::layer_size(13, d->max_seeds()));
+    state.counters["max_seeds"] = d->max_seeds();
+}
+void BM_ProbeLatencyRaw(benchmark::State& state) {
+    probe_latency(state, db::Database::Layout::Raw);
+}
+void BM_ProbeLatencyPacked(benchmark::State& state) {
+    probe_latency(state, db::Database::Layout::Packed);
+}
+
+// Packing a layer (the cost of opening a packed database): entries a second.
+void BM_PackLayer(benchmark::State& state) {
+    auto& f = fixture();
+    const auto file = db::LayerFile::open(f.dir + "/" + db::layer_file_name(6, Rule::Standard, f.k),
+                                          6, Rule::Standard, f.k);
+    const std::vector<int8_t> values = file->read_all();
+    for (auto _ : state) {
+        auto p = db::PackedLayer::pack(values.data(), values.size(), f.k);
+        benchmark::DoNotOptimize(p.bytes());
+        state.counters["bits_per_entry"] = 8.0 * double(p.bytes()) / double(values.size());
+    }
+    state.SetItemsProcessed(int64_t(state.iterations()) * int64_t(values.size()));
+}
+
 BENCHMARK(BM_ProbeResident);
+BENCHMARK(BM_ProbeLatencyRaw);
+BENCHMARK(BM_ProbeLatencyPacked);
+BENCHMARK(BM_PackLayer)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_ProbeCachedMiss);
 BENCHMARK(BM_ProbeCachedHit);
 

@@ -53,7 +53,12 @@ int run_build(const std::vector<std::string>& args) {
          "entries per compressed block: larger compresses better, smaller makes a probe "
          "of a layer not held in memory cheaper (it decodes one block)")
         ("zstd-level", po::value<int>()->default_value(db::kDefaultZstdLevel),
-         "zstd compression level 1..19 (higher: smaller files, slower build)");
+         "zstd compression level 1..19 (higher: smaller files, slower build)")
+        ("lower-layers", po::value<std::string>()->default_value("auto"),
+         "how finished layers are held while higher ones are built: raw (one byte an "
+         "entry), packed (~0.45 bytes), or auto (raw when the build fits so in --memory-gb)")
+        ("no-packed-twins", "write no packed twin (.kpk) beside each layer file (searches "
+         "then decode the layer files when they open the database)");
     // clang-format on
     po::variables_map vm;
     if (!parse_options("build-db", "--pits M --max-seeds K [--rule R] [--db D] [options]", opts,
@@ -70,6 +75,14 @@ int run_build(const std::vector<std::string>& args) {
         throw InputError("--memory-gb must be a positive number");
     o.block_size = vm["block-entries"].as<uint32_t>();
     o.level = vm["zstd-level"].as<int>();
+    o.twins = vm.count("no-packed-twins") == 0;
+    const std::string lower = vm["lower-layers"].as<std::string>();
+    if (lower == "raw")
+        o.lower = db::BuildOptions::Lower::Raw;
+    else if (lower == "packed")
+        o.lower = db::BuildOptions::Lower::Packed;
+    else if (lower != "auto")
+        throw InputError("--lower-layers must be raw, packed or auto, not '" + lower + "'");
     const bool json = vm.count("json") > 0;
     if (!quiet(vm)) o.log = &std::cerr;
     auto stats = db::build_database(o);
@@ -134,13 +147,15 @@ int run_verify(const std::vector<std::string>& args) {
     if (vm.count("json")) {
         std::cout << "{\"db\": " << json_string(o.dir)
                   << ", \"ok\": " << (res.ok() ? "true" : "false") << ", \"files\": " << res.files
-                  << ", \"entries\": " << res.entries << ", \"problems\": [";
+                  << ", \"twins\": " << res.twins << ", \"entries\": " << res.entries
+                  << ", \"problems\": [";
         for (size_t i = 0; i < res.problems.size(); ++i)
             std::cout << (i ? ", " : "") << json_string(res.problems[i]);
         std::cout << "]}\n";
     } else {
         std::cout << (res.ok() ? "OK" : "FAILED") << ": " << res.files << " layer files, "
-                  << res.entries << " entries re-derived, " << res.problems.size() << " problems\n";
+                  << res.twins << " packed twins, " << res.entries << " entries re-derived, "
+                  << res.problems.size() << " problems\n";
     }
     return res.ok() ? 0 : 1;
 }

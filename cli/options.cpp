@@ -106,7 +106,10 @@ void add_db_options(po::options_description& opts, bool use_default_dir) {
     if (use_default_dir) dir->default_value(kDefaultDbDir);
     opts.add_options()("db", dir, "endgame database directory (made by kalah build-db)")(
         "db-memory-gb", po::value<double>()->default_value(kDefaultDbMemoryGib),
-        "memory for the database in GiB (layers held in memory plus a block cache)");
+        "memory for the database in GiB (layers held in memory plus a block cache)")(
+        "db-layout", po::value<std::string>()->default_value("auto"),
+        "layers in memory: raw (one byte an entry), packed (~0.45 bytes an entry, a "
+        "slightly slower probe), or auto (raw when every layer fits so in --db-memory-gb)");
 }
 
 double db_memory_gib(const po::variables_map& vm) {
@@ -122,8 +125,16 @@ std::unique_ptr<db::Database> open_database(const po::variables_map& vm, const s
     const std::string dir = vm["db"].as<std::string>();
     const double gb = db_memory_gib(vm);
     std::string why, damage;
+    const std::string layout_name = vm["db-layout"].as<std::string>();
+    db::Database::Layout layout = db::Database::Layout::Auto;
+    if (layout_name == "raw")
+        layout = db::Database::Layout::Raw;
+    else if (layout_name == "packed")
+        layout = db::Database::Layout::Packed;
+    else if (layout_name != "auto")
+        throw InputError("--db-layout must be auto, raw or packed, not '" + layout_name + "'");
     auto database = db::Database::open(dir, m, rule, static_cast<size_t>(gb * double(1ull << 30)),
-                                       &why, &damage);
+                                       &why, &damage, layout);
     // A damaged file is an error (exit 1), not a smaller database: the user asked for
     // this database, and `build-db` rebuilds exactly the damaged layers.
     if (!damage.empty())
@@ -135,7 +146,17 @@ std::unique_ptr<db::Database> open_database(const po::variables_map& vm, const s
     }
     if (!why.empty()) std::cerr << "kalah " << cmd << ": warning: " << why << "\n";
     std::cerr << "kalah " << cmd << ": endgame database " << dir << ", layers 0.."
-              << database->max_seeds() << " seeds (m=" << m << ", " << rule_name(rule) << ")\n";
+              << database->max_seeds() << " seeds (m=" << m << ", " << rule_name(rule) << "; ";
+    const int resident = database->resident_layers(), packed = database->packed_layers();
+    if (packed > 0)
+        std::cerr << "layers " << resident - packed << ".." << resident - 1 << " packed, ";
+    if (resident <= database->max_seeds())
+        std::cerr << "layers " << resident << ".." << database->max_seeds()
+                  << " read through a block cache (they do not fit in --db-memory-gb), ";
+    char held[64];
+    std::snprintf(held, sizeof held, "%.2f GiB in memory)\n",
+                  double(database->memory_bytes()) / double(1ull << 30));
+    std::cerr << held;
     return database;
 }
 

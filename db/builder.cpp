@@ -43,71 +43,95 @@ std::string fmt_duration(double sec) {
 // One layer under construction: the memo is `cur`, the lower layers are complete.
 class LayerBuilder {
 public:
-    LayerBuilder(Rule rule, int s, int8_t* cur, const std::vector<std::vector<int8_t>>& lower)
-        : rule_(rule), s_(s), cur_(cur), lower_(lower) {}
+  LayerBuilder(Rule rule, int s, int8_t* cur, const LayerSet& lower)
+      : rule_(rule), s_(s), cur_(cur), lower_(lower) {}
 
-    // Value of the pits of b (zero stores), whose rank in this layer is r.
-    int value(const Board& b, uint64_t r) {
-        std::atomic_ref<int8_t> slot(cur_[r]);
-        const int8_t known = slot.load(std::memory_order_relaxed);
-        if (known != kUnknown) return known;
-        int best;
-        if (b.over()) {
-            best = b.seeds_in_row_own() - b.seeds_in_row_opp();
-        } else {
-            // Two passes: play every move and prefetch the lower-layer entries (random
-            // reads in layers of up to a GB), then combine. Per move: the store difference
-            // in the child's view, how the child counts (+1 extra move, -1 turn passed,
-            // 0 game over) and where its value is.
-            struct Child {
-                Board pits;
-                int diff;
-                int sign;
-                int s2;
-                uint64_t r2;
-            };
-            Child kids[kMaxPits];
-            int count = 0;
-            for (unsigned mask = b.legal_mask(); mask; mask &= mask - 1) {
-                Board c = b;
-                const MoveResult mr = c.play(__builtin_ctz(mask), rule_);
-                Child& k = kids[count++];
-                k.diff = c.own_store() - c.opp_store();
-                k.sign = mr.over ? 0 : mr.extra ? 1 : -1;
-                if (k.sign == 0) continue;
-                k.s2 = s_ - c.own_store() - c.opp_store();
-                k.pits = c.without_stores();
-                k.r2 = rank_board(k.pits);
-                if (k.s2 != s_) __builtin_prefetch(&lower_[k.s2][k.r2]);
-            }
-            best = -1000;
-            for (int i = 0; i < count; ++i) {
-                const Child& k = kids[i];
-                int v;
-                if (k.sign == 0) {
-                    v = k.diff;  // view kept, everything swept
-                } else {
-                    const int child = k.s2 == s_ ? value(k.pits, k.r2) : lower_[k.s2][k.r2];
-                    v = k.sign > 0 ? k.diff + child : -k.diff - child;
-                }
-                if (v > best) best = v;
-            }
-        }
-        slot.store(static_cast<int8_t>(best), std::memory_order_relaxed);
-        return best;
+  // Value of the pits of b (zero stores), whose rank in this layer is r.
+  int value(const Board& b, uint64_t r) {
+      std::atomic_ref<int8_t> slot(cur_[r]);
+      const int8_t known = slot.load(std::memory_order_relaxed);
+      if (known != kUnknown) return known;
+      int best;
+      if (b.over()) {
+          best = b.seeds_in_row_own() - b.seeds_in_row_opp();
+      } else {
+          // Two passes: play every move and prefetch the lower-layer entries (random
+          // reads in layers of up to a GB), then combine. Per move: the store difference
+          // in the child's view, how the child counts (+1 extra move, -1 turn passed,
+          // 0 game over) and where its value is.
+          struct Child {
+              Board pits;
+              int diff;
+              int sign;
+              int s2;
+              uint64_t r2;
+          };
+          Child kids[kMaxPits];
+          int count = 0;
+          for (unsigned mask = b.legal_mask(); mask; mask &= mask - 1) {
+              Board c = b;
+              const MoveResult mr = c.play(__builtin_ctz(mask), rule_);
+              Child& k = kids[count++];
+              k.diff = c.own_store() - c.opp_store();
+              k.sign = mr.over ? 0 : mr.extra ? 1 : -1;
+              if (k.sign == 0) continue;
+              k.s2 = s_ - c.own_store() - c.opp_store();
+              k.pits = c.without_stores();
+              k.r2 = rank_board(k.pits);
+              if (k.s2 != s_) lower_.prefetch(k.s2, k.r2);
+          }
+          for (int i = 0; i < count; ++i)
+              if (kids[i].sign != 0 && kids[i].s2 != s_)
+                  lower_.prefetch_data(kids[i].s2, kids[i].r2);
+          best = -1000;
+          for (int i = 0; i < count; ++i) {
+              const Child& k = kids[i];
+              int v;
+              if (k.sign == 0) {
+                  v = k.diff;  // view kept, everything swept
+              } else {
+                  const int child = k.s2 == s_ ? value(k.pits, k.r2) : lower_.get(k.s2, k.r2);
+                  v = k.sign > 0 ? k.diff + child : -k.diff - child;
+              }
+              if (v > best) best = v;
+          }
+      }
+      slot.store(static_cast<int8_t>(best), std::memory_order_relaxed);
+      return best;
     }
 
 private:
     Rule rule_;
     int s_;
     int8_t* cur_;
-    const std::vector<std::vector<int8_t>>& lower_;
+    const LayerSet& lower_;
 };
 
 }  // namespace
 
+void LayerSet::pack(int s) {
+    Layer& l = layers_[s];
+    if (l.is_packed) return;
+    l.packed = PackedLayer::pack(l.raw.data(), l.raw.size(), s);
+    l.is_packed = true;
+    std::vector<int8_t>().swap(l.raw);
+}
+
+uint64_t LayerSet::bytes() const {
+    uint64_t b = 0;
+    for (const Layer& l : layers_) b += l.is_packed ? l.packed.bytes() : l.raw.size();
+    return b;
+}
+
 std::vector<int8_t> build_layer(int m, Rule rule, int s,
                                 const std::vector<std::vector<int8_t>>& lower,
+                                const std::function<void(uint64_t, uint64_t)>& on_progress) {
+    LayerSet set;
+    for (const auto& l : lower) set.add(l);
+    return build_layer(m, rule, s, set, on_progress);
+}
+
+std::vector<int8_t> build_layer(int m, Rule rule, int s, const LayerSet& lower,
                                 const std::function<void(uint64_t, uint64_t)>& on_progress) {
     const int n_pits = 2 * m;
     const uint64_t n = layer_size(n_pits, s);
@@ -137,10 +161,16 @@ std::vector<int8_t> build_layer(int m, Rule rule, int s,
     return cur;
 }
 
-uint64_t build_memory_bytes(int m, int max_seeds) {
+uint64_t build_memory_bytes(int m, int max_seeds, bool packed) {
     // All layers 0..K resident (one byte per entry, = the layer size of K over 2m+1 pits),
     // plus the compressed copy of the top layer while it is written (assume <= 1/2).
-    return layer_size(2 * m + 1, max_seeds) + layer_size(2 * m, max_seeds) / 2;
+    const uint64_t top = layer_size(2 * m, max_seeds);
+    if (!packed) return layer_size(2 * m + 1, max_seeds) + top / 2;
+    // The top layer one byte an entry, the layers below it packed (at most 0.5625 bytes an
+    // entry up to 30 seeds: results/db.md, "Packed layers in memory"), plus the larger of
+    // the write buffer and the top layer's packed copy while it is packed.
+    const uint64_t below = max_seeds > 0 ? layer_size(2 * m + 1, max_seeds - 1) : 0;
+    return top + below / 2 + below / 16 + top / 2 + top / 16;
 }
 
 namespace {
@@ -159,11 +189,12 @@ void check_build_options(const BuildOptions& opts) {
                                     ".." + std::to_string(kMaxBlockSize));
     if (opts.level < 1 || opts.level > kMaxZstdLevel)
         throw std::invalid_argument("--zstd-level must be 1.." + std::to_string(kMaxZstdLevel));
-    const uint64_t need = build_memory_bytes(opts.m, opts.max_seeds);
+    const uint64_t need = build_memory_bytes(opts.m, opts.max_seeds, true);
     const double have = opts.memory_gb * double(1ull << 30);  // GiB, as --db-memory-gb
     if (static_cast<double>(need) > have) {
         int fits = opts.max_seeds;
-        while (fits > 0 && static_cast<double>(build_memory_bytes(opts.m, fits)) > have) --fits;
+        while (fits > 0 && static_cast<double>(build_memory_bytes(opts.m, fits, true)) > have)
+            --fits;
         char buf[160];
         std::snprintf(buf, sizeof buf,
                       "layers 0..%d need %.2f GiB, above --memory-gb %.2f "
@@ -205,7 +236,15 @@ std::vector<LayerStats> build_database(const BuildOptions& opts) {
     // A killed build leaves its temporary file behind: remove it (the layer is rebuilt).
     for (const std::string& name : remove_stale_temporaries(opts.dir, opts.m, opts.rule))
         if (log) *log << "removed " << name << " (left by an interrupted build)\n";
-    std::vector<std::vector<int8_t>> layers;
+    const double have = opts.memory_gb * double(1ull << 30);
+    const bool pack = opts.lower == BuildOptions::Lower::Packed ||
+                      (opts.lower == BuildOptions::Lower::Auto &&
+                       static_cast<double>(build_memory_bytes(opts.m, opts.max_seeds)) > have);
+    if (log && pack)
+        *log << "lower layers held packed (one byte an entry would need "
+             << build_memory_bytes(opts.m, opts.max_seeds) / double(1ull << 30)
+             << " GiB, above --memory-gb)\n";
+    LayerSet layers;
     std::vector<LayerStats> stats;
     uint64_t total_left = layer_size(2 * opts.m + 1, opts.max_seeds);
     double rate = 0;  // entries per second of the last built layer
@@ -217,12 +256,14 @@ std::vector<LayerStats> build_database(const BuildOptions& opts) {
         LayerStats st;
         st.s = s;
         st.entries = n;
+        uint64_t source = 0;  // the layer file's checksum, which its packed twin names
         if (std::filesystem::exists(path)) {
             try {
                 auto f = LayerFile::open(path, opts.m, opts.rule, s);
-                layers.push_back(f->read_all());
+                layers.add(f->read_all());
                 st.reused = true;
                 st.compressed_bytes = f->compressed_bytes();
+                source = f->header().file_checksum;
             } catch (const FormatError& e) {
                 if (log) *log << "rebuilding " << e.what() << "\n";
             }
@@ -240,15 +281,41 @@ std::vector<LayerStats> build_database(const BuildOptions& opts) {
                               fmt_duration((total - done) / std::max(r, 1.0)).c_str());
                 *log << buf << std::flush;
             };
-            layers.push_back(build_layer(opts.m, opts.rule, s, layers, progress));
-            write_layer(path, opts.m, opts.rule, s, layers.back().data(), n, opts.block_size,
+            layers.add(build_layer(opts.m, opts.rule, s, layers, progress));
+            write_layer(path, opts.m, opts.rule, s, layers.raw(s).data(), n, opts.block_size,
                         opts.level);
             st.seconds = since(t0);
             st.cpu_seconds = cpu_now() - cpu0;
             st.compressed_bytes = std::filesystem::file_size(path);
+            source = LayerFile::open(path, opts.m, opts.rule, s)->header().file_checksum;
             rate = n / std::max(st.seconds, 1e-9);
         }
-        st.value_hash = kh64(layers.back().data(), n);
+        st.value_hash = kh64(layers.raw(s).data(), n);
+        const bool keep_packed = pack && s < opts.max_seeds;
+        const std::string twin =
+            (std::filesystem::path(opts.dir) / PackedLayer::file_name(opts.m, opts.rule, s))
+                .string();
+        // A present twin is kept if it passes every check of read_file (a damaged or
+        // stale one is rewritten).
+        bool twin_ok = false;
+        if (opts.twins && PackedLayer::twin_matches(twin, opts.m, opts.rule, s, source)) {
+            try {
+                PackedLayer::read_file(twin, opts.m, opts.rule, s, source);
+                twin_ok = true;
+            } catch (const FormatError& e) {
+                if (log) *log << "rewriting " << e.what() << "\n";
+            }
+        }
+        if (opts.twins && !twin_ok) {
+            if (keep_packed) {
+                layers.pack(s);
+                layers.packed_layer(s).write_file(twin, opts.m, opts.rule, source);
+            } else {
+                PackedLayer::pack(layers.raw(s).data(), n, s)
+                    .write_file(twin, opts.m, opts.rule, source);
+            }
+        }
+        if (keep_packed) layers.pack(s);
         total_left -= n;
         if (log)
             log_layer(*log, tty, opts.max_seeds, st, since(t_all),

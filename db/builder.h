@@ -9,11 +9,60 @@
 
 #include "core/board.h"
 #include "db/format.h"
+#include "db/packed.h"
 
 namespace kalah::db {
 
 // Entry value meaning "not computed yet" while a layer is built (|value| <= 127 otherwise).
 constexpr int8_t kUnknown = -128;
+
+// The complete layers 0..size()-1 a build reads: each one byte an entry or packed
+// (db/packed.h; about 0.45 bytes an entry, for builds whose layers do not fit raw).
+class LayerSet {
+  public:
+    void add(std::vector<int8_t> values) {
+        layers_.emplace_back();
+        layers_.back().raw = std::move(values);
+    }
+    // Replaces layer s's bytes by their packed form.
+    void pack(int s);
+    // Layer s as given, packed (the layer set takes it).
+    void add_packed(PackedLayer p) {
+        layers_.emplace_back();
+        layers_.back().packed = std::move(p);
+        layers_.back().is_packed = true;
+    }
+    const PackedLayer& packed_layer(int s) const { return layers_[s].packed; }
+    int size() const { return static_cast<int>(layers_.size()); }
+    bool packed(int s) const { return layers_[s].is_packed; }
+    // Layer s's bytes (requires !packed(s)).
+    const std::vector<int8_t>& raw(int s) const { return layers_[s].raw; }
+    int get(int s, uint64_t r) const {
+        const Layer& l = layers_[s];
+        return l.is_packed ? l.packed.get(r) : l.raw[r];
+    }
+    void prefetch(int s, uint64_t r) const {
+        const Layer& l = layers_[s];
+        if (l.is_packed)
+            l.packed.prefetch(r);
+        else
+            __builtin_prefetch(&l.raw[r]);
+    }
+    // After prefetch(s, r): starts loading a packed entry's data (its second miss).
+    void prefetch_data(int s, uint64_t r) const {
+        const Layer& l = layers_[s];
+        if (l.is_packed) l.packed.prefetch_data(r);
+    }
+    uint64_t bytes() const;  // memory held by the layers
+
+  private:
+    struct Layer {
+        std::vector<int8_t> raw;
+        PackedLayer packed;
+        bool is_packed = false;
+    };
+    std::vector<Layer> layers_;
+};
 
 // Values of every configuration of layer s (db/index.h order) for (m, rule), given the
 // complete lower layers lower[0..s-1]. Each value is the negamax value of the pits for the
@@ -29,6 +78,9 @@ constexpr int8_t kUnknown = -128;
 // evaluation with a memo (kUnknown = not yet known) terminates. Threads share the memo
 // through relaxed atomic byte stores; two threads racing on an entry compute the same value.
 // `on_progress(done, total)` is called by one thread about once a second, if given.
+std::vector<int8_t> build_layer(int m, Rule rule, int s, const LayerSet& lower,
+                                const std::function<void(uint64_t, uint64_t)>& on_progress = {});
+// The same with the lower layers one byte an entry.
 std::vector<int8_t> build_layer(int m, Rule rule, int s,
                                 const std::vector<std::vector<int8_t>>& lower,
                                 const std::function<void(uint64_t, uint64_t)>& on_progress = {});
@@ -43,6 +95,12 @@ struct BuildOptions {
     uint32_t block_size = kDefaultBlockSize;  // entries per compressed block (db/format.h)
     int level = kDefaultZstdLevel;            // zstd level of the blocks
     std::ostream* log = nullptr;  // progress lines (stderr in the CLI); nullptr: quiet
+    // How the finished layers are held while the higher ones are built: one byte an entry
+    // when the whole build fits so in memory_gb, else packed (Auto); or as forced.
+    enum class Lower { Auto, Raw, Packed } lower = Lower::Auto;
+    // Write each layer's packed twin (db/packed.h, .kpk) too: a search then opens the
+    // database without decoding it. A present twin that matches its layer is kept.
+    bool twins = true;
 };
 
 struct LayerStats {
@@ -57,8 +115,9 @@ struct LayerStats {
     uint64_t value_hash = 0;
 };
 
-// Bytes of memory a build of layers 0..K for m pits needs (resident layers plus headroom).
-uint64_t build_memory_bytes(int m, int max_seeds);
+// Bytes of memory a build of layers 0..K for m pits needs (resident layers plus headroom),
+// with the lower layers held one byte an entry (packed = false) or packed.
+uint64_t build_memory_bytes(int m, int max_seeds, bool packed = false);
 
 // Builds (or resumes) the layer files of opts.dir. Existing files that check out are
 // loaded instead of rebuilt; a rebuild writes byte-identical files. Throws

@@ -1,6 +1,8 @@
 // Database::open and probe: resident layers within the memory bound, decoded-block cache beyond.
 #include "db/database.h"
 
+#include <omp.h>
+
 #include <cstring>
 #include <filesystem>
 #include <mutex>
@@ -12,6 +14,7 @@
 #include "db/builder.h"
 #include "db/format.h"
 #include "db/index.h"
+#include "db/packed.h"
 
 namespace kalah::db {
 namespace {
@@ -24,6 +27,9 @@ class BlockCache {
 public:
     BlockCache(size_t slots, uint32_t block_size) : slots_(std::max<size_t>(slots, 1)) {
         for (auto& s : slots_) s.data.resize(block_size);
+    }
+    uint64_t bytes() const {
+        return uint64_t(slots_.size()) * (slots_[0].data.size() + sizeof(Slot));
     }
     int get(const LayerFile& f, int layer, uint32_t block, uint32_t offset) const {
         const uint64_t key = (static_cast<uint64_t>(layer) << 32) | block;
@@ -55,6 +61,8 @@ public:
     Rule rule() const override { return rule_; }
     int max_seeds() const override { return static_cast<int>(layers_.size()) - 1; }
     int resident_layers() const override { return resident_; }
+    int packed_layers() const override { return packed_; }
+    uint64_t memory_bytes() const override { return held_; }
 
     int probe(const Board& b) const override {
         const int8_t* resident;
@@ -64,20 +72,41 @@ public:
 
     void prefetch(const Board& b) const override {
         const int s = b.seeds_in_pits();
-        if (s >= static_cast<int>(layers_.size()) || b.pits() != m_ || !layers_[s].resident()) return;
-        __builtin_prefetch(&layers_[s].resident()[rank_board(b)]);
+        if (s >= static_cast<int>(layers_.size()) || b.pits() != m_) return;
+        const Layer& layer = layers_[s];
+        if (layer.resident())
+            __builtin_prefetch(&layer.resident()[rank_board(b)]);
+        else if (layer.is_packed)
+            layer.packed.prefetch(rank_board(b));
     }
 
     void probe_many(const Board* const* bs, int n, int* out) const override {
         // First every address (each a likely cache miss, so start loading it), then the
-        // values: the misses overlap instead of following each other.
+        // values: the misses overlap instead of following each other. A packed layer's
+        // first miss is the group header.
         const int8_t* resident[kMaxPits];
+        const PackedLayer* packed[kMaxPits];
+        uint64_t ranks[kMaxPits];
         for (int i = 0; i < n && i < kMaxPits; ++i) {
+            packed[i] = nullptr;
+            const int s = bs[i]->seeds_in_pits();
+            if (s < static_cast<int>(layers_.size()) && layers_[s].is_packed &&
+                bs[i]->pits() == m_) {
+                packed[i] = &layers_[s].packed;
+                resident[i] = nullptr;
+                ranks[i] = rank_board(*bs[i]);
+                packed[i]->prefetch(ranks[i]);
+                continue;
+            }
             out[i] = locate(*bs[i], &resident[i]);
             if (resident[i]) __builtin_prefetch(resident[i]);
         }
-        for (int i = 0; i < n && i < kMaxPits; ++i)
-            if (resident[i]) out[i] = *resident[i];
+        for (int i = 0; i < n && i < kMaxPits; ++i) {
+            if (packed[i])
+                out[i] = packed[i]->get(ranks[i]);
+            else if (resident[i])
+                out[i] = *resident[i];
+        }
         for (int i = kMaxPits; i < n; ++i) out[i] = probe(*bs[i]);
     }
 
@@ -95,25 +124,64 @@ public:
             return 0;
         }
         *resident = nullptr;
+        if (layer.is_packed) return layer.packed.get(r);
         const uint32_t bs = layer.file->header().block_size;
         return cache_->get(*layer.file, s, static_cast<uint32_t>(r / bs),
                            static_cast<uint32_t>(r % bs));
     }
 
     struct Layer {
-        // Resident layer (huge pages: probes are random single-byte reads), or empty.
+        // Resident layer, one byte an entry (huge pages: probes are random single-byte
+        // reads), or empty.
         HugePages values;
         const int8_t* resident() const { return static_cast<const int8_t*>(values.data()); }
+        // Resident layer packed (db/packed.h, ~3.5 bits an entry), or empty.
+        PackedLayer packed;
+        bool is_packed = false;
         std::unique_ptr<LayerFile> file;    // kept open when not resident
     };
     std::vector<Layer> layers_;
     std::unique_ptr<BlockCache> cache_;
     int resident_ = 0;
+    int packed_ = 0;
+    uint64_t held_ = 0;
 
-private:
+  private:
     int m_;
     Rule rule_;
 };
+
+// Packs a layer file: its blocks decoded in parallel, a few per thread at a time, each
+// checked against its checksum (the header and index were checked by LayerFile::open).
+PackedLayer pack_layer(const LayerFile& f) {
+    const LayerHeader& h = f.header();
+    if (h.block_size % PackedLayer::kGroup != 0) {
+        const std::vector<int8_t> all = f.read_all();
+        return PackedLayer::pack(all.data(), all.size(), h.s);
+    }
+    const uint64_t per_chunk = 16 * static_cast<uint64_t>(std::max(omp_get_max_threads(), 1));
+    return PackedLayer::pack_chunks(
+        h.entries, h.s, per_chunk * h.block_size, [&](uint64_t first, uint64_t count, int8_t* out) {
+            const int64_t b0 = static_cast<int64_t>(first / h.block_size);
+            const int64_t b1 = static_cast<int64_t>((first + count - 1) / h.block_size);
+            std::string failure;
+            int64_t first_bad = -1;
+#pragma omp parallel for schedule(dynamic, 1)
+            for (int64_t b = b0; b <= b1; ++b) {
+                try {
+                    f.read_block(static_cast<uint32_t>(b),
+                                 out + (static_cast<uint64_t>(b) * h.block_size - first));
+                } catch (const FormatError& e) {
+#pragma omp critical
+                    if (first_bad < 0 || b < first_bad) {
+                        first_bad = b;
+                        failure = e.what();
+                    }
+                }
+            }
+            if (!failure.empty()) throw FormatError(failure);
+        });
+}
 
 }  // namespace
 
@@ -130,28 +198,29 @@ std::unique_ptr<Database> Database::build_in_memory(int m, Rule rule, int max_se
                                                     const std::function<void(int)>& on_layer) {
     if (m < 1 || m > kMaxPits || max_seeds < 0 || max_seeds > kMaxSeeds)
         throw std::invalid_argument("build_in_memory: m must be 1..6 and seeds 0..127");
-    std::vector<std::vector<int8_t>> layers;
+    LayerSet layers;
     for (int s = 0; s <= max_seeds; ++s) {
-        layers.push_back(build_layer(m, rule, s, layers));
+        layers.add(build_layer(m, rule, s, layers));
         if (on_layer) on_layer(s);
     }
     // Moved to huge pages as the layers read from files are (probes are random reads: with
     // 4 KiB pages most of them also miss the TLB).
     auto db = std::make_unique<FileDatabase>(m, rule);
-    for (auto& values : layers) {
+    for (int s = 0; s <= max_seeds; ++s) {
+        const std::vector<int8_t>& values = layers.raw(s);
         FileDatabase::Layer layer;
         layer.values = HugePages(values.size());
         std::memcpy(layer.values.data(), values.data(), values.size());
-        std::vector<int8_t>().swap(values);
         db->layers_.push_back(std::move(layer));
     }
     db->resident_ = static_cast<int>(db->layers_.size());
+    db->held_ = layer_size(2 * m + 1, max_seeds);
     return db;
 }
 
 std::unique_ptr<Database> Database::open(const std::string& dir, int m, Rule rule,
-                                         size_t memory_bytes, std::string* why,
-                                         std::string* damage) {
+                                         size_t memory_bytes, std::string* why, std::string* damage,
+                                         Layout layout) {
     std::string bad_file;  // the problem of the damaged file that ended the run, if any
     auto fail = [&](const std::string& w) -> std::unique_ptr<Database> {
         if (why) *why = w;
@@ -196,27 +265,68 @@ std::unique_ptr<Database> Database::open(const std::string& dir, int m, Rule rul
     if (!stop.empty()) damaged(stop, files.size());
     auto db = std::make_unique<FileDatabase>(m, rule);
     // Resident layers from s = 0 up while they fit; keep a quarter of the bound (at least
-    // 64 decoded blocks) for the cache when not everything fits.
+    // 64 decoded blocks) for the cache when not everything fits. One byte an entry when
+    // every layer fits so; otherwise packed (db/packed.h), which holds about twice the
+    // layers in the same memory for a probe that reads a header and a data word.
     uint64_t total = 0;
     for (auto& f : files) total += f->header().entries;
+    // Packed twins (.kpk, db/packed.h) present and current for every layer: reading them
+    // is a copy and a checksum, where one byte an entry means decoding every zstd block.
+    auto twin_path = [&](int s) {
+        return (std::filesystem::path(dir) / PackedLayer::file_name(m, rule, s)).string();
+    };
+    auto twin_ok = [&](int s) {
+        return PackedLayer::twin_matches(twin_path(s), m, rule, s,
+                                         files[s]->header().file_checksum);
+    };
+    bool twins = true;
+    for (int s = 0; s < static_cast<int>(files.size()) && twins; ++s) twins = twin_ok(s);
+    const bool pack =
+        layout == Layout::Packed || (layout == Layout::Auto && (total > memory_bytes || twins));
+    // What a packed layer is expected to take before it is packed (results/db.md, "Packed
+    // layers in memory": 3.1-3.8 bits an entry for m = 6 layers 10..22, growing slowly).
+    auto packed_estimate = [](uint64_t n) { return n / 2 + n / 16 + 4096; };
+    uint64_t total_held = pack ? 0 : total;
+    if (pack)
+        for (auto& f : files) total_held += packed_estimate(f->header().entries);
     uint64_t resident_budget = memory_bytes;
-    if (total > memory_bytes) resident_budget = memory_bytes - memory_bytes / 4;
+    if (total_held > memory_bytes) resident_budget = memory_bytes - memory_bytes / 4;
     uint64_t used = 0;
     bool resident = true;
     for (auto& f : files) {
         FileDatabase::Layer layer;
         const uint64_t n = f->header().entries;
-        if (resident && used + n <= resident_budget) {
+        const uint64_t need = pack ? packed_estimate(n) : n;
+        if (resident && used + need <= resident_budget) {
             try {
-                layer.values = HugePages(n);
-                f->read_all_into(static_cast<int8_t*>(layer.values.data()));
+                if (pack) {
+                    const int s = static_cast<int>(db->layers_.size());
+                    bool read = false;
+                    if (twin_ok(s)) {
+                        // A twin that fails its checks is only a cache: the layer file
+                        // (checked block by block) gives the same values.
+                        try {
+                            layer.packed = PackedLayer::read_file(twin_path(s), m, rule, s,
+                                                                  f->header().file_checksum);
+                            read = true;
+                        } catch (const FormatError&) {
+                        }
+                    }
+                    if (!read) layer.packed = pack_layer(*f);
+                    layer.is_packed = true;
+                    used += layer.packed.bytes();
+                    db->packed_++;
+                } else {
+                    layer.values = HugePages(n);
+                    f->read_all_into(static_cast<int8_t*>(layer.values.data()));
+                    used += n;
+                }
             } catch (const FormatError& e) {
                 bad_file = e.what();
                 if (db->layers_.empty()) return fail(e.what());
                 damaged(e.what(), db->layers_.size());
                 break;  // the run of usable layers ends below this one
             }
-            used += n;
             db->resident_++;
         } else {
             resident = false;
@@ -236,6 +346,7 @@ std::unique_ptr<Database> Database::open(const std::string& dir, int m, Rule rul
         db->cache_ = std::make_unique<BlockCache>(std::max<uint64_t>(cache_bytes / slot, 64),
                                                   static_cast<uint32_t>(slot));
     }
+    db->held_ = used + (db->cache_ ? db->cache_->bytes() : 0);
     if (why) *why = warning;
     if (damage) *damage = bad_file;
     return db;

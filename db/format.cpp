@@ -121,7 +121,7 @@ std::vector<std::string> remove_stale_temporaries(const std::string& dir, int m,
     std::error_code ec;
     for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
         const std::string name = it->path().filename().string();
-        // <prefix><s>.kdb.<pid>.tmp, with s and pid in decimal digits.
+        // <prefix><s>.kdb.<pid>.tmp (or .kpk, a packed twin), s and pid in decimal digits.
         if (name.rfind(prefix, 0) != 0 || name.size() < prefix.size() + 10 ||
             name.compare(name.size() - 4, 4, ".tmp") != 0)
             continue;
@@ -130,7 +130,9 @@ std::vector<std::string> remove_stale_temporaries(const std::string& dir, int m,
         if (dot == std::string::npos || dot < prefix.size() + 5) continue;
         const std::string pid_text = stem.substr(dot + 1);
         const std::string layer = stem.substr(0, dot);  // <prefix><s>.kdb
-        if (layer.compare(layer.size() - 4, 4, ".kdb") != 0) continue;
+        if (layer.compare(layer.size() - 4, 4, ".kdb") != 0 &&
+            layer.compare(layer.size() - 4, 4, ".kpk") != 0)
+            continue;
         const std::string s_text = layer.substr(prefix.size(), layer.size() - prefix.size() - 4);
         auto digits = [](const std::string& t) {
             return !t.empty() && t.size() <= 9 &&
@@ -209,6 +211,11 @@ void write_layer(const std::string& path, int m, Rule rule, int s, const int8_t*
     }
     put_u64(&head[48], kh64(body.data(), body.size(), kh64(head.data(), 40)));
 
+    write_file_durably(path, {{head.data(), 56}, {body.data(), body.size()}});
+}
+
+void write_file_durably(const std::string& path,
+                        const std::vector<std::pair<const void*, size_t>>& pieces) {
     // Temp name unique per process, so two builders writing into one directory never write
     // into each other's temp file; the data is on disk (fsync) before the rename makes it
     // visible, and a failed write leaves no temp file behind.
@@ -219,10 +226,12 @@ void write_layer(const std::string& path, int m, Rule rule, int s, const int8_t*
         ::unlink(tmp.c_str());
         return std::runtime_error(what + " " + tmp + ": " + std::strerror(err));
     };
-    if (!write_all(fd, head.data(), 56) || !write_all(fd, body.data(), body.size())) {
-        const int err = errno;
-        ::close(fd);
-        throw give_up("write failed:", err);
+    for (const auto& [data, len] : pieces) {
+        if (!write_all(fd, data, len)) {
+            const int err = errno;
+            ::close(fd);
+            throw give_up("write failed:", err);
+        }
     }
     if (::fsync(fd) != 0) {
         const int err = errno;

@@ -5,6 +5,7 @@
 #include <memory>
 #include <stdexcept>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "core/board.h"
@@ -99,6 +100,12 @@ struct BlockRef {
 
 // The temporary name write_layer writes `path` under in process `pid`: `path`.<pid>.tmp.
 std::string temp_layer_path(const std::string& path, long pid);
+
+// Writes the pieces, in order, as the file `path`: to temp_layer_path(path, getpid()),
+// fsync, rename into place, fsync the directory. Throws std::runtime_error on a failed
+// write (the temp file is removed, `path` untouched).
+void write_file_durably(const std::string& path,
+                        const std::vector<std::pair<const void*, size_t>>& pieces);
 
 // Removes the temporary files of (m, rule) layers in dir (temp_layer_path names) whose
 // writer is no longer running (a killed build), or is this process (which writes none

@@ -14,6 +14,7 @@
 #include "core/notation.h"
 #include "db/format.h"
 #include "db/index.h"
+#include "db/packed.h"
 
 namespace kalah::db {
 namespace {
@@ -43,6 +44,7 @@ void verify_set(int m, Rule rule, const std::map<int, fs::path>& found, const Ve
                 VerifyResult& res) {
     std::vector<std::vector<int8_t>> layers;
     std::vector<std::string> names;
+    std::vector<uint64_t> checksums;  // each layer file's checksum, which its twin names
     const int top = found.rbegin()->first;
     for (int s = 0; s <= top; ++s) {
         auto it = found.find(s);
@@ -55,9 +57,31 @@ void verify_set(int m, Rule rule, const std::map<int, fs::path>& found, const Ve
             auto f = LayerFile::open(it->second.string(), m, rule, s);
             layers.push_back(f->read_all());
             names.push_back(f->name());
+            checksums.push_back(f->header().file_checksum);
         } catch (const FormatError& e) {
             res.problems.push_back(e.what());
             break;
+        }
+    }
+    // Packed twins: every check of read_file, then every entry equal to the layer file's.
+    for (int s = 0; s < static_cast<int>(layers.size()); ++s) {
+        const fs::path twin = found.at(s).parent_path() / PackedLayer::file_name(m, rule, s);
+        std::error_code ec;
+        if (!fs::exists(twin, ec)) continue;
+        try {
+            const PackedLayer p = PackedLayer::read_file(twin.string(), m, rule, s, checksums[s]);
+            std::vector<int8_t> values(p.size());
+            p.unpack(values.data());
+            uint64_t r = 0;
+            while (r < values.size() && values[r] == layers[s][r]) ++r;
+            if (r < values.size())
+                res.problems.push_back(twin.filename().string() + ": entry " + std::to_string(r) +
+                                       " holds " + std::to_string(values[r]) + ", its layer file " +
+                                       std::to_string(layers[s][r]));
+            else
+                res.twins++;
+        } catch (const FormatError& e) {
+            res.problems.push_back(e.what());
         }
     }
     for (int s = 0; s < static_cast<int>(layers.size()); ++s) {

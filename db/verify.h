@@ -24,6 +24,7 @@ struct VerifyOptions {
 
 struct VerifyResult {
     uint64_t files = 0;          // layer files that checked out
+    uint64_t twins = 0;          // packed twins (.kpk) equal to their layer files
     uint64_t entries = 0;        // entries re-derived (all, or the sampled ones)
     std::vector<std::string> problems;  // each names its file; empty when all is well
     bool ok() const { return problems.empty() && files > 0; }
@@ -38,7 +39,9 @@ struct VerifyResult {
 // missing file are not re-derived. A *.kdb file whose name is not exactly
 // layer_file_name(m, rule, s) for some m, rule, s (e.g. "kalah-m03-standard-s1.kdb") is
 // reported as a problem ("unrecognised file name") and skipped; the other files are still
-// checked. Throws std::invalid_argument when dir does not exist.
+// checked. A layer's packed twin (db/packed.h), if present, must pass every check of
+// PackedLayer::read_file and hold the layer file's values entry for entry. Throws
+// std::invalid_argument when dir does not exist.
 VerifyResult verify_database(const VerifyOptions& opts);
 
 }  // namespace kalah::db
