@@ -1,0 +1,102 @@
+// libFuzzer target: the packed-twin reader of db/packed.h (PackedLayer::read_file) on a
+// damaged or crafted file. The input is the file's bytes; it is read as layer s of
+// (m, rule) taken from header bytes 12..14 when they are in range (m = 1..4, s <= 12; else
+// m = 2, standard, s = 0), bound to the source checksum in its bytes 40..47, so a valid
+// file of the corpus reads and a mutated one is checked field by field. Each input is
+// tried as it is and with its piece table and header checksum recomputed (as a crafted
+// file would have them), so that mutated headers and data get past the checksums to the
+// checks behind them. A layer that reads must give every entry inside [-s, s] through
+// get() and unpack(). db::FormatError is the only acceptable failure.
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "db/format.h"
+#include "db/packed.h"
+
+namespace {
+
+using namespace kalah;
+namespace fs = std::filesystem;
+
+uint64_t get_u64(const uint8_t* p) {
+    uint64_t v = 0;
+    for (int i = 0; i < 8; ++i) v |= static_cast<uint64_t>(p[i]) << (8 * i);
+    return v;
+}
+void put_u64(uint8_t* p, uint64_t v) {
+    for (int i = 0; i < 8; ++i) p[i] = static_cast<uint8_t>(v >> (8 * i));
+}
+
+// The file with its piece table and header checksum made to match its bytes, where the
+// sizes in its header leave room for them.
+std::vector<uint8_t> with_checksums(std::vector<uint8_t> f) {
+    if (f.size() < 64) return f;
+    const uint64_t header_bytes = get_u64(&f[24]), data_bytes = get_u64(&f[32]);
+    const uint64_t pieces = get_u64(&f[56]);
+    const uint64_t piece = db::PackedLayer::kPiece;
+    if (pieces > (f.size() - 64) / 8) return f;
+    const uint64_t start = (64 + 8 * pieces + 4095) / 4096 * 4096;
+    std::vector<uint64_t> table;
+    auto region = [&](uint64_t at, uint64_t bytes) {
+        for (uint64_t p = 0; p < bytes; p += piece)
+            table.push_back(db::kh64(f.data() + at + p, std::min(piece, bytes - p)));
+    };
+    if (start <= f.size() && header_bytes <= f.size() - start &&
+        data_bytes <= f.size() - start - header_bytes) {
+        region(start, header_bytes);
+        region(start + header_bytes, data_bytes);
+    }
+    for (uint64_t i = 0; i < pieces && i < table.size(); ++i) put_u64(&f[64 + 8 * i], table[i]);
+    uint8_t head[64];
+    std::memcpy(head, f.data(), 64);
+    put_u64(head + 48, 0);
+    put_u64(&f[48], db::kh64(f.data() + 64, 8 * pieces, db::kh64(head, 64)));
+    return f;
+}
+
+void check(const std::vector<uint8_t>& bytes, int m, Rule rule, int s) {
+    const fs::path file =
+        fs::temp_directory_path() / ("kalah_fuzz_packed_" + std::to_string(::getpid()) + ".kpk");
+    {
+        std::ofstream out(file, std::ios::binary | std::ios::trunc);
+        out.write(reinterpret_cast<const char*>(bytes.data()),
+                  static_cast<std::streamsize>(bytes.size()));
+    }
+    const uint64_t source = bytes.size() >= 48 ? get_u64(&bytes[40]) : 0;
+    try {
+        const db::PackedLayer p = db::PackedLayer::read_file(file.string(), m, rule, s, source);
+        std::vector<int8_t> all(p.size());
+        p.unpack(all.data());
+        for (uint64_t r = 0; r < p.size(); ++r) {
+            const int v = p.get(r);
+            if (v < -s || v > s) __builtin_trap();  // a value outside the layer's range
+        }
+    } catch (const db::FormatError&) {
+    }
+    fs::remove(file);
+}
+
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+    int m = 2, s = 0;
+    Rule rule = Rule::Standard;
+    if (size >= 15 && data[12] >= 1 && data[12] <= 4 && data[13] <= 1 && data[14] <= 12) {
+        m = data[12];
+        rule = data[13] == 0 ? Rule::Standard : Rule::EmptyCapture;
+        s = data[14];
+    }
+    const std::vector<uint8_t> bytes(data, data + size);
+    check(bytes, m, rule, s);
+    const std::vector<uint8_t> fixed = with_checksums(bytes);
+    if (fixed != bytes) check(fixed, m, rule, s);
+    return 0;
+}
