@@ -7,7 +7,9 @@ databases are built first (or reused) per (m, rule) with `kalah build-db`.
 
 Usage: scripts/reproduce_table.py [--kalah build/kalah] [--budget 600] [--budget-66 SECONDS]
                                   [--db-dir kalah-db] [--threads N] [--only M,N,...]
-Needs python3 (standard library only); the plot needs gnuplot (scripts/plot_table.sh).
+Needs python3 (standard library only). At its end it draws results/table.png with
+scripts/plot_table.py when gnuplot is installed (Debian: apt-get install gnuplot-nox), and
+says how to get it when not.
 """
 import argparse
 import csv
@@ -18,6 +20,8 @@ import platform
 import subprocess
 import sys
 import time
+
+import plot_table
 
 # Published values (../shared/reference-values.md). empty-capture: Irving, Donkers & Uiterwijk
 # 2000, Tables 9/10 (exact margins for m >= 4, W/L/D for m <= 3), Kalah(6,6) Rawlings 2015.
@@ -155,7 +159,9 @@ def main():
         f.write(f"Machine: {machine}. Solver: {version}. Command: `scripts/reproduce_table.py "
                 f"{' '.join(sys.argv[1:])}`.\n")
         f.write("Value = South's final margin under perfect play; `*` marks a cell that differs "
-                "from the published value, `?` a cell not published, `-` unfinished.\n\n")
+                "from the published value, `?` a cell not published, `-` unfinished.\n")
+        f.write("Picture: `table.png`, each rule's values beside the time and nodes of each solve "
+                "(`scripts/plot_table.py`, which this script runs when gnuplot is installed).\n\n")
         for rule in RULES:
             cells = {(r["pits"], r["seeds"]): r for r in rows if r["rule"] == rule}
             if not cells:
@@ -179,6 +185,9 @@ def main():
                         f"{r['published']} |\n")
             f.write("\n")
     os.replace(md_path + ".tmp", md_path)
+    png_path = os.path.join(args.out, "table.png")
+    why = plot_table.plot(csv_path, png_path)
+    print(f"plot: not drawn, {why}" if why else f"wrote {png_path}", file=sys.stderr)
     differs = [r for r in rows if r["published"] == "differs"]
     print(f"wrote {csv_path} and {md_path}; {len(differs)} cell(s) differ from published values",
           file=sys.stderr)
