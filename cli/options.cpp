@@ -11,6 +11,7 @@
 #include <iostream>
 #include <sstream>
 
+#include "cli/reports.h"
 #include "db/database.h"
 #include "db/format.h"
 #include "db/index.h"
@@ -60,7 +61,7 @@ Board game_from_options(const po::variables_map& vm, Rule& rule, std::vector<Pla
         b = checked_start(m, n);
     }
     if (vm.count("moves")) {
-        auto moves = replay(b, vm["moves"].as<std::string>(), rule);
+        auto moves = replay_plies(b, vm["moves"].as<std::string>(), rule);
         if (played) *played = std::move(moves);
     }
     return b;
