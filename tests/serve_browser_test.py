@@ -13,6 +13,7 @@ usage: serve_browser_test.py KALAH_BINARY [--screenshots DIR]
 Exit 77 (ctest: skipped) only when no browser, driver or selenium is installed.
 """
 import json
+import random
 import os
 import shutil
 import subprocess
@@ -59,8 +60,8 @@ def cli(*args):
     return json.loads(r.stdout)
 
 
-def cli_position(start, moves):
-    return cli("show", "--position", start, "--moves", moves)["position"]
+def cli_position(start, moves, rule="standard"):
+    return cli("show", "--position", start, "--moves", moves, "--rule", rule)["position"]
 
 
 def main():
@@ -121,31 +122,33 @@ def url_game(driver):
     start = p.get("start", [START])[0]
     moves = p.get("moves", [""])[0].split()
     ply = int(p["ply"][0]) if "ply" in p else len(moves)
-    return start, moves, ply
+    return start, moves, ply, p.get("rule", ["standard"])[0]
 
 
-def check_matches_url(driver, what):
-    """The board shows the URL's position, and every pit its CLI value."""
-    start, moves, ply = url_game(driver)
-    want = cli_position(start, " ".join(moves[:ply]))
+def check_matches_url(driver, what, quiet=False):
+    """The board shows the URL's position, and every pit its CLI value (quiet: print
+    failures only)."""
+    report = (lambda cond, text: cond or check(cond, text)) if quiet else check
+    start, moves, ply, rule = url_game(driver)
+    want = cli_position(start, " ".join(moves[:ply]), rule)
     wait_ready(driver, want)
     pos, _ = page_state(driver)
-    check(pos == want, "%s: the board matches the URL (%s)" % (what, want))
+    report(pos == want, "%s: the board matches the URL (%s)" % (what, want))
     seeds = {}
     for g in driver.find_elements(By.CSS_SELECTOR, "#board g.pit"):
         seeds[g.get_attribute("data-pit")] = int(g.get_attribute("data-seeds"))
     rows = want.split("/")
     expect = {"A%d" % (i + 1): int(x) for i, x in enumerate(rows[0].split(","))}
     expect.update({"B%d" % (i + 1): int(x) for i, x in enumerate(rows[1].split(","))})
-    check(seeds == expect, "%s: every pit holds the position's seeds" % what)
+    report(seeds == expect, "%s: every pit holds the position's seeds" % what)
     page_values = {g.get_attribute("data-move"): int(g.get_attribute("data-value"))
                    for g in driver.find_elements(By.CSS_SELECTOR, "#board g.pit[data-value]")}
-    q = cli("query", "--position", want)
+    q = cli("query", "--position", want, "--rule", rule)
     cli_values = {m["move"]: m["value"] for m in q["moves"]}
-    check(page_values == cli_values,
+    report(page_values == cli_values,
           "%s: every legal pit's value equals kalah query --json %s" % (what, cli_values))
     badges = driver.find_elements(By.CSS_SELECTOR, "#board g.badge text")
-    check(sorted(b.text for b in badges) == sorted(("+%d" % v if v > 0 else str(v)) for v in cli_values.values()),
+    report(sorted(b.text for b in badges) == sorted(("+%d" % v if v > 0 else str(v)) for v in cli_values.values()),
           "%s: the values are drawn on the pits" % what)
     return want, q
 
@@ -237,6 +240,23 @@ def run(driver, base):
     wait(driver, lambda: "A pits" in err.text, "an inline error for a bad position")
     check("400" in err.text, "a bad position: inline error with its 400: %r" % err.text)
 
+    # 6. Random games to the end under both rules, sown with the keys 1..m: after every
+    # move the page's board is the CLI's and every value the CLI's.
+    rnd = random.Random(23)
+    for rule in ("standard", "empty-capture", "standard", "empty-capture", "standard", "empty-capture"):
+        driver.get(base + "/?" + urllib.parse.urlencode({"start": START, "rule": rule}))
+        pos, q = check_matches_url(driver, "random game, %s, start" % rule, quiet=True)
+        plies = 0
+        while q["moves"] and not failures:
+            pit = rnd.choice(q["moves"])["move"][1]
+            keys(driver, pit)
+            plies += 1
+            pos, q = check_matches_url(driver, "random game, %s, ply %d" % (rule, plies), quiet=True)
+        check(pos.split("/")[0] == "0,0,0,0" or pos.split("/")[1] == "0,0,0,0",
+              "random game under %s: %d plies to the end, every board and value the CLI's" % (rule, plies))
+        status = driver.find_element(By.ID, "status").text
+        check("game over" in status, "the end shows the final score: %r" % status)
+
     # 6. Against the engine (B): A plays A1, the engine answers with a best move; takeback.
     driver.get(base + "/?" + urllib.parse.urlencode({"start": START}))
     wait_ready(driver, START)
@@ -249,7 +269,7 @@ def run(driver, base):
     a4 = cli_position(START, "A4")
     wait(driver, lambda: len(url_game(driver)[1]) >= 2 and page_state(driver)[0].endswith("/A"),
          "the engine's reply")
-    start, moves, ply = url_game(driver)
+    start, moves, ply, _ = url_game(driver)
     qb = cli("query", "--position", a4)
     check(moves[1] in qb["best"], "the engine played a best move (%s of %s)" % (moves[1], qb["best"]))
     keys(driver, "t")
@@ -281,7 +301,7 @@ def run(driver, base):
 
 def screenshots(driver, base):
     os.makedirs(SHOTS, exist_ok=True)
-    record = "A5 B4+ B5 A6 B3+ B1 A1x6 B5+ B4 A3+"
+    record = "A5 B4+ B5 A1x4 B1x6 A4 B3+ B1 A5 B2"  # A1x4?? turns a win into a loss
     url = base + "/?" + urllib.parse.urlencode({"start": "3,3,3,3,3,3/3,3,3,3,3,3/0,0/A", "moves": record})
     for name, w, h, mobile in (("serve-desktop.png", 1280, 860, False), ("serve-phone.png", 390, 844, True)):
         driver.execute_cdp_cmd("Emulation.setDeviceMetricsOverride",
