@@ -56,6 +56,13 @@ if(KALAH_SERVE)
   add_test(NAME serve-api
            COMMAND ${KALAH_PYTHON3} ${PROJECT_SOURCE_DIR}/tests/serve_api_test.py $<TARGET_FILE:kalah>)
   set_tests_properties(serve-api PROPERTIES LABELS "asan;tsan" TIMEOUT 600)
+  # Under TSan one OpenMP thread, as db-threads above: the databases the test builds and
+  # opens use libgomp, which TSan cannot follow; the server's own threads are std::threads.
+  # And the suppressions of tests/tsan-httplib.supp (an uninstrumented library).
+  if(KALAH_SANITIZE STREQUAL "thread")
+    set_tests_properties(serve-api PROPERTIES ENVIRONMENT
+      "OMP_NUM_THREADS=1;TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1:suppressions=${PROJECT_SOURCE_DIR}/tests/tsan-httplib.supp")
+  endif()
   # Exit 77 (skipped) only where no browser is installed; the message says so.
   add_test(NAME serve-browser
            COMMAND ${KALAH_PYTHON3} ${PROJECT_SOURCE_DIR}/tests/serve_browser_test.py $<TARGET_FILE:kalah>)
