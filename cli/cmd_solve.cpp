@@ -26,6 +26,7 @@ int run_solve(const std::vector<std::string>& args) {
     // clang-format on
     add_solver_options(opts, expert);
     add_output_options(opts);
+    add_time_limit_option(opts);
     expert.add_options()("guess", po::value<int>(), "first MTD(f) guess (South's margin)");
     po::variables_map vm;
     if (!parse_options("solve", "--pits M --seeds N [--rule R] [options]", opts, args, vm, &expert,
@@ -37,6 +38,7 @@ int run_solve(const std::vector<std::string>& args) {
     std::unique_ptr<db::Database> db;
     SolverOptions o = solver_options(vm, "solve", m, rule, start.seeds_in_pits(), db, true);
     if (vm.count("guess")) o.guess = vm["guess"].as<int>();
+    o.time_limit_seconds = time_limit_option(vm);
     Solver solver(m, rule, o);
     const auto t0 = std::chrono::steady_clock::now();
     const int value = solver.value(start);

@@ -140,6 +140,19 @@ std::unique_ptr<db::Database> open_database(const po::variables_map& vm, const s
     return database;
 }
 
+void add_time_limit_option(po::options_description& opts) {
+    opts.add_options()("time-limit", po::value<double>(),
+                       "stop a search still running after S seconds (exit 3, no value)");
+}
+
+double time_limit_option(const po::variables_map& vm) {
+    if (!vm.count("time-limit")) return 0;
+    const double s = vm["time-limit"].as<double>();
+    if (!(s > 0) || !(s <= 1e7))
+        throw InputError("--time-limit must be a positive number of seconds");
+    return s;
+}
+
 void add_output_options(po::options_description& opts) {
     opts.add_options()("json", "print one JSON object")(
         "quiet,q", "no progress lines on stderr (warnings and errors still print)");
