@@ -65,8 +65,11 @@ def cli_position(start, moves, rule="standard"):
 
 
 def main():
-    server = subprocess.Popen([KALAH, "serve", "--port", "0", "--quiet", "--db",
-                               os.path.join(WORK, "none"), "--tt-mb", "64"],
+    # A small database (m=4 standard, up to 8 seeds in pits) for the value's source line.
+    db = os.path.join(WORK, "db")
+    subprocess.run([KALAH, "build-db", "--pits", "4", "--max-seeds", "8", "--db", db, "--quiet"],
+                   cwd=WORK, check=True, capture_output=True)
+    server = subprocess.Popen([KALAH, "serve", "--port", "0", "--quiet", "--db", db, "--tt-mb", "64"],
                               cwd=WORK, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     line = server.stdout.readline()
     if "listening on http://127.0.0.1:" not in line:
@@ -207,6 +210,24 @@ def run(driver, base):
     wait_ready(driver, after)
     check_matches_url(driver, "a click on the value graph")
 
+    # The source of a value: a position of 4 seeds is in the database.
+    driver.get(base + "/?" + urllib.parse.urlencode({"start": "1,0,1,0/0,1,0,1/10,10/A"}))
+    check_matches_url(driver, "a database position")
+    status = driver.find_element(By.ID, "status").text
+    check("from the endgame database" in status, "the status names the database: %r" % status)
+
+    # Edit mode: e, a click on A1 adds a seed, e again starts the game there.
+    driver.get(base + "/?" + urllib.parse.urlencode({"start": START}))
+    wait_ready(driver, START)
+    keys(driver, "e")
+    driver.find_element(By.CSS_SELECTOR, '#board g.pit[data-pit="A1"] text.seeds').click()
+    keys(driver, "s")
+    keys(driver, "e")
+    edited = "4,3,3,3/3,3,3,3/0,0/B"
+    wait_ready(driver, edited)
+    check(url_game(driver)[0] == edited, "edit mode: the edited position is the game's start")
+    check_matches_url(driver, "edited position")
+
     # 4. f flips the board: B's row at the bottom, and back.
     cy = lambda pit: float(driver.find_element(By.CSS_SELECTOR, '#board g.pit[data-pit="%s"] circle' % pit).get_attribute("cy"))
     check(cy("A1") > cy("B1"), "South's row is at the bottom")
@@ -215,6 +236,8 @@ def run(driver, base):
     keys(driver, "f")
 
     # 5. A pasted record gives the CLI's final position; a bad one an inline error and a 4xx.
+    driver.get(base + "/?" + urllib.parse.urlencode({"start": START}))
+    wait_ready(driver, START)
     record = "A2+ A4 B2 A1+ A3"
     want = cli_position(START, record)
     box = driver.find_element(By.ID, "paste")
