@@ -79,6 +79,7 @@ int run(const std::vector<std::string>& args) {
     pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
 
     Api api(c);
+    api.open_databases();
     httplib::Server svr;
     svr.new_task_queue = [http_threads] { return new httplib::ThreadPool(http_threads); };
     svr.set_payload_max_length(kMaxBodyBytes);

@@ -104,8 +104,7 @@ class Databases {
                           << "; searching without a database (" << what << ")\n";
                 d.reset();
             } else if (!d) {
-                std::cerr << "kalah serve: no endgame database for " << what << " (" << why
-                          << "); searching without one\n";
+                // Most (m, rule) have none; searching without one is the normal case.
             } else {
                 if (!why.empty()) std::cerr << "kalah serve: warning: " << why << "\n";
                 std::cerr << "kalah serve: endgame database " << dir_ << ", layers 0.."
@@ -328,6 +327,15 @@ struct Api::Impl {
 Api::Api(const ServeConfig& config) : impl_(std::make_unique<Impl>(config)) {}
 Api::~Api() = default;
 void Api::stop_all() { impl_->pool.stop_all(); }
+void Api::open_databases() {
+    int found = 0;
+    for (int m = 1; m <= kMaxPits; ++m)
+        for (Rule rule : {Rule::Standard, Rule::EmptyCapture})
+            found += impl_->dbs.get(m, rule) != nullptr;
+    if (!found && !impl_->config.db_dir.empty())
+        std::cerr << "kalah serve: no endgame database in " << impl_->config.db_dir
+                  << " (kalah build-db makes one); every position is searched\n";
+}
 
 ApiReply Api::get(const std::string& name, const std::multimap<std::string, std::string>& params) {
     // Bad input gets its one-line message; anything else is the server's problem, logged

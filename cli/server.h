@@ -45,6 +45,9 @@ class Api {
     // `name` is the path below /api/v1/ ("query", "pv", ...); params as parsed from the
     // query string (a name may occur more than once: that is an error).
     ApiReply get(const std::string& name, const std::multimap<std::string, std::string>& params);
+    // Opens the databases of --db for every m and rule now (one line each on stderr), so
+    // that no request waits for a database to load.
+    void open_databases();
     // Stops every running search (server shutdown).
     void stop_all();
 
