@@ -145,8 +145,10 @@ int run(const std::vector<std::string>& args) {
         });
     if (log)
         svr.set_logger([](const httplib::Request& req, const httplib::Response& res) {
-            std::cerr << "kalah serve: " << req.method << " " << req.path << " " << res.status
-                      << "\n";
+            // One write a line, so that the lines of concurrent requests do not interleave.
+            const std::string line = "kalah serve: " + req.method + " " + req.path + " " +
+                                     std::to_string(res.status) + "\n";
+            std::cerr << line << std::flush;
         });
 
     int bound = port;
