@@ -15,8 +15,10 @@ Starts the built binary on a free loopback port and checks, over HTTP:
 usage: serve_api_test.py KALAH_BINARY
 """
 import concurrent.futures
+import atexit
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -27,6 +29,7 @@ import urllib.request
 
 KALAH = os.path.abspath(sys.argv[1])
 WORK = tempfile.mkdtemp(prefix="kalah_serve_api_")
+atexit.register(shutil.rmtree, WORK, ignore_errors=True)
 failures = []
 
 

@@ -12,6 +12,7 @@ usage: serve_browser_test.py KALAH_BINARY [--screenshots DIR]
   --screenshots DIR: also write DIR/serve-desktop.png and DIR/serve-phone.png (Kalah(6,3)).
 Exit 77 (ctest: skipped) only when no browser, driver or selenium is installed.
 """
+import atexit
 import json
 import random
 import os
@@ -41,6 +42,7 @@ if not (os.access(CHROMIUM, os.X_OK) and os.access(DRIVER, os.X_OK)):
     sys.exit(77)
 
 WORK = tempfile.mkdtemp(prefix="kalah_serve_browser_")
+atexit.register(shutil.rmtree, WORK, ignore_errors=True)
 START = "3,3,3,3/3,3,3,3/0,0/A"
 failures = []
 
