@@ -4,6 +4,7 @@
 
 #include "cli/analysis.h"
 #include "cli/command.h"
+#include "cli/reports.h"
 
 namespace kalah::cli {
 namespace {
@@ -35,21 +36,7 @@ int run(const std::vector<std::string>& args) {
     const SolverStats& st = solver.stats();
 
     if (vm.count("json")) {
-        std::cout << "{\"pits\": " << start.pits() << ", \"start\": "
-                  << json_string(format_position(start)) << ", \"rule\": "
-                  << json_string(rule_name(rule)) << ",\n \"openings\": [";
-        for (size_t i = 0; i < rep.rows.size(); ++i) {
-            const PieRow& r = rep.rows[i];
-            std::cout << (i ? ",\n  " : "\n  ") << "{\"opening\": " << json_string(r.opening.text)
-                      << ", \"value\": " << r.value << ", \"north\": \""
-                      << (r.value < 0 ? "keep" : r.value > 0 ? "swap" : "either")
-                      << "\", \"pie_value\": " << r.pie_value << "}";
-        }
-        std::cout << "],\n \"fairest\": [";
-        for (size_t i = 0; i < rep.fairest.size(); ++i)
-            std::cout << (i ? ", " : "") << json_string(rep.rows[rep.fairest[i]].opening.text);
-        std::cout << "], \"pie_value\": " << rep.pie_value << ", \"value\": " << rep.plain_value
-                  << ", \"nodes\": " << st.nodes << ", \"seconds\": " << seconds_text(st.seconds) << "}\n";
+        std::cout << pie_json(rep, start, rule, st.nodes, st.seconds);
         return 0;
     }
 

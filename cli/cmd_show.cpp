@@ -2,6 +2,7 @@
 #include <iostream>
 
 #include "cli/command.h"
+#include "cli/reports.h"
 
 namespace kalah::cli {
 namespace {
@@ -19,16 +20,7 @@ int run(const std::vector<std::string>& args) {
     std::vector<PlayedMove> played;
     Board b = game_from_options(vm, rule, &played, /*required=*/false);
     if (vm.count("json")) {
-        std::cout << "{\"position\": " << json_string(format_position(b))
-                  << ", \"rule\": " << json_string(rule_name(rule)) << ", \"moves\": [";
-        for (size_t i = 0; i < played.size(); ++i)
-            std::cout << (i ? ", " : "") << json_string(played[i].text);
-        std::cout << "], \"to_move\": \"" << (b.to_move() == Side::South ? 'A' : 'B') << "\""
-                  << ", \"over\": " << (b.over() ? "true" : "false");
-        if (b.over())
-            std::cout << ", \"score\": [" << final_store(b, Side::South) << ", "
-                      << final_store(b, Side::North) << "]";
-        std::cout << "}\n";
+        std::cout << show_json(b, rule, played);
         return 0;
     }
     if (!played.empty()) {

@@ -4,6 +4,7 @@
 #include <iostream>
 
 #include "cli/command.h"
+#include "cli/reports.h"
 #include "db/database.h"
 #include "solver/solver.h"
 
@@ -11,7 +12,7 @@ namespace kalah::cli {
 namespace {
 namespace po = boost::program_options;
 
-std::string result_word(int v) { return v > 0 ? "W" : v < 0 ? "L" : "D"; }
+std::string result_word(int v) { return result_letter(v); }
 
 int run_solve(const std::vector<std::string>& args) {
     po::options_description opts("solve options");
@@ -25,6 +26,7 @@ int run_solve(const std::vector<std::string>& args) {
     // clang-format on
     add_solver_options(opts, expert);
     add_output_options(opts);
+    add_time_limit_option(opts);
     expert.add_options()("guess", po::value<int>(), "first MTD(f) guess (South's margin)");
     po::variables_map vm;
     if (!parse_options("solve", "--pits M --seeds N [--rule R] [options]", opts, args, vm, &expert,
@@ -36,6 +38,7 @@ int run_solve(const std::vector<std::string>& args) {
     std::unique_ptr<db::Database> db;
     SolverOptions o = solver_options(vm, "solve", m, rule, start.seeds_in_pits(), db, true);
     if (vm.count("guess")) o.guess = vm["guess"].as<int>();
+    o.time_limit_seconds = time_limit_option(vm);
     Solver solver(m, rule, o);
     const auto t0 = std::chrono::steady_clock::now();
     const int value = solver.value(start);
@@ -44,10 +47,14 @@ int run_solve(const std::vector<std::string>& args) {
     const double table_mib = double(solver.stats().tt_bytes) / (1 << 20);
     const double secs =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    const auto pv = solver.principal_variation(start);
+    PvReport rep;
+    rep.start = start;
+    rep.rule = rule;
+    rep.value = value;
+    rep.pv = solver.principal_variation(start);
     Board end = start;
     std::string best, line;
-    for (const auto& p : pv) {
+    for (const auto& p : rep.pv) {
         if (p.side == Side::South && best.size() == line.size()) best += (best.empty() ? "" : " ") + p.text;
         line += (line.empty() ? "" : " ") + p.text;
         end.play(p.pit, rule);
@@ -56,18 +63,11 @@ int run_solve(const std::vector<std::string>& args) {
     const double nps = secs > 0 ? nodes / secs : 0;
     end_progress_line();
     if (vm.count("json")) {
-        // best: the best moves known at the start; solve values only the principal
-        // variation's, so it lists that one (query values every move).
-        std::cout << "{\"pits\": " << m << ", \"seeds\": " << n
-                  << ", \"position\": " << json_string(format_position(start))
-                  << ", \"rule\": " << json_string(rule_name(rule)) << ", \"value\": " << value
-                  << ", \"result\": \"" << result_word(value) << "\", \"best\": ["
-                  << (pv.empty() ? "" : json_string(pv.front().text))
-                  << "], \"best_turn\": " << json_string(best) << ", \"pv\": " << json_string(line)
-                  << ", \"score\": [" << sa << ", " << sb << "], \"nodes\": " << nodes
-                  << ", \"seconds\": " << secs << ", \"nodes_per_second\": " << uint64_t(nps)
-                  << ", \"threads\": " << o.threads << ", \"cpu_seconds\": " << cpu
-                  << ", \"tt_mib\": " << table_mib << ", \"tt_budget_mib\": " << o.tt_mb << "}\n";
+        std::cout << "{\"pits\": " << m << ", \"seeds\": " << n << ", " << pv_fields_json(rep)
+                  << ", \"nodes\": " << nodes << ", \"seconds\": " << secs
+                  << ", \"nodes_per_second\": " << uint64_t(nps) << ", \"threads\": " << o.threads
+                  << ", \"cpu_seconds\": " << cpu << ", \"tt_mib\": " << table_mib
+                  << ", \"tt_budget_mib\": " << o.tt_mb << "}\n";
         return 0;
     }
     std::cout << "Kalah(" << m << "," << n << "), rule " << rule_name(rule) << "\n"
@@ -100,39 +100,16 @@ int run_query(const std::vector<std::string>& args) {
     std::unique_ptr<db::Database> db;
     Solver solver(b.pits(), rule,
                   solver_options(vm, "query", b.pits(), rule, b.seeds_in_pits(), db, false));
-    const auto t0 = std::chrono::steady_clock::now();
-    const int value = solver.value(b);
-    const auto moves = solver.move_values(b);
-    const double secs =
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    const QueryReport rep = query_report(solver, b, rule);
     end_progress_line();
-    const bool south = b.to_move() == Side::South;
-    // Best for the mover: highest South margin for South, lowest for North.
-    auto is_best = [&](int v) { return v == value; };
-    std::vector<std::string> best;
-    for (const auto& mv : moves)
-        if (is_best(mv.value)) best.push_back(mv.text);
-    const char* to_move = b.over() ? "none" : south ? "A" : "B";
     if (vm.count("json")) {
-        std::cout << "{\"position\": " << json_string(format_position(b))
-                  << ", \"rule\": " << json_string(rule_name(rule)) << ", \"to_move\": \""
-                  << to_move << "\", \"over\": " << (b.over() ? "true" : "false")
-                  << ", \"value\": " << value << ", \"result\": \"" << result_word(value)
-                  << "\", \"moves\": [";
-        for (size_t i = 0; i < moves.size(); ++i)
-            std::cout << (i ? ", " : "") << "{\"move\": " << json_string(moves[i].text)
-                      << ", \"value\": " << moves[i].value
-                      << ", \"best\": " << (is_best(moves[i].value) ? "true" : "false") << "}";
-        std::cout << "], \"best\": [";
-        for (size_t i = 0; i < best.size(); ++i)
-            std::cout << (i ? ", " : "") << json_string(best[i]);
-        std::cout << "]";
-        if (b.over())
-            std::cout << ", \"score\": [" << final_store(b, Side::South) << ", "
-                      << final_store(b, Side::North) << "]";
-        std::cout << ", \"nodes\": " << solver.stats().nodes << ", \"seconds\": " << secs << "}\n";
+        std::cout << query_json(rep);
         return 0;
     }
+    const int value = rep.value;
+    const auto& moves = rep.moves;
+    auto is_best = [&](int v) { return v == value; };
+    const char* to_move = b.to_move() == Side::South ? "A" : "B";
     std::cout << "position: " << format_position(b) << " (" << rule_name(rule) << ")\n"
               << draw_board(b);
     if (b.over()) {

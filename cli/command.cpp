@@ -9,6 +9,7 @@
 #include "core/notation.h"
 #include "db/database.h"
 #include "db/format.h"
+#include "solver/solver.h"
 
 namespace kalah::cli {
 namespace po = boost::program_options;
@@ -67,6 +68,10 @@ int guarded(const std::string& cmd, int (*body)(const std::vector<std::string>&)
         return fail(cmd, e.what());
     } catch (const std::invalid_argument& e) {
         return fail(cmd, e.what());
+    } catch (const SearchStopped& e) {
+        std::cerr << "kalah " << cmd << ": not finished within --time-limit (" << e.what()
+                  << "); no value is known\n";
+        return kExitStopped;
     } catch (const std::bad_alloc&) {
         std::cerr << "kalah " << cmd
                   << ": error: out of memory (a smaller --tt-mb, --db-memory-gb or --memory-gb "

@@ -21,6 +21,8 @@ const std::vector<Command>& commands();
 
 // Exit status for bad input (one line on stderr, see fail()).
 constexpr int kExitBadInput = 2;
+// Exit status of a search stopped by --time-limit (no value is known).
+constexpr int kExitStopped = 3;
 // Prints "kalah <cmd>: <message>" to stderr and returns kExitBadInput.
 int fail(const std::string& cmd, const std::string& message);
 

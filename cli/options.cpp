@@ -11,6 +11,7 @@
 #include <iostream>
 #include <sstream>
 
+#include "cli/reports.h"
 #include "db/database.h"
 #include "db/format.h"
 #include "db/index.h"
@@ -60,7 +61,7 @@ Board game_from_options(const po::variables_map& vm, Rule& rule, std::vector<Pla
         b = checked_start(m, n);
     }
     if (vm.count("moves")) {
-        auto moves = replay(b, vm["moves"].as<std::string>(), rule);
+        auto moves = replay_plies(b, vm["moves"].as<std::string>(), rule);
         if (played) *played = std::move(moves);
     }
     return b;
@@ -158,6 +159,19 @@ std::unique_ptr<db::Database> open_database(const po::variables_map& vm, const s
                   double(database->memory_bytes()) / double(1ull << 30));
     std::cerr << held;
     return database;
+}
+
+void add_time_limit_option(po::options_description& opts) {
+    opts.add_options()("time-limit", po::value<double>(),
+                       "stop a search still running after S seconds (exit 3, no value)");
+}
+
+double time_limit_option(const po::variables_map& vm) {
+    if (!vm.count("time-limit")) return 0;
+    const double s = vm["time-limit"].as<double>();
+    if (!(s > 0) || !(s <= 1e7))
+        throw InputError("--time-limit must be a positive number of seconds");
+    return s;
 }
 
 void add_output_options(po::options_description& opts) {

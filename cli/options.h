@@ -56,6 +56,12 @@ std::unique_ptr<db::Database> open_database(const boost::program_options::variab
                                             const std::string& cmd, int m, Rule rule,
                                             const std::string& otherwise = "searching without one");
 
+// --time-limit S: a search still running after S seconds stops (SolverOptions::
+// time_limit_seconds); the command then exits kExitStopped (cli/command.h) with one line.
+void add_time_limit_option(boost::program_options::options_description& opts);
+// The limit in seconds, 0 for none; checked.
+double time_limit_option(const boost::program_options::variables_map& vm);
+
 // --json (print one JSON object) and --quiet (no progress or heartbeat on stderr).
 void add_output_options(boost::program_options::options_description& opts);
 bool quiet(const boost::program_options::variables_map& vm);

@@ -43,3 +43,28 @@ if(KALAH_SANITIZE STREQUAL "thread")
   add_test(NAME db-threads COMMAND kalah_tests --test-suite=db --test-case=hostile* --no-version)
   set_tests_properties(db-threads PROPERTIES LABELS tsan ENVIRONMENT "OMP_NUM_THREADS=1")
 endif()
+
+# `kalah serve` (when built): its API over HTTP against the CLI's own JSON, and the page
+# driven in Debian's headless chromium. Python scripts that start the built binary; the
+# system python3 (/usr/bin), where Debian's python3-selenium is.
+if(KALAH_SERVE)
+  find_program(KALAH_PYTHON3 python3 PATHS /usr/bin NO_DEFAULT_PATH)
+  find_program(KALAH_PYTHON3 python3)
+  if(NOT KALAH_PYTHON3)
+    message(FATAL_ERROR "python3 not found: apt-get install python3 (scripts/setup.sh)")
+  endif()
+  add_test(NAME serve-api
+           COMMAND ${KALAH_PYTHON3} ${PROJECT_SOURCE_DIR}/tests/serve_api_test.py $<TARGET_FILE:kalah>)
+  set_tests_properties(serve-api PROPERTIES LABELS "asan;tsan" TIMEOUT 600)
+  # Under TSan one OpenMP thread, as db-threads above: the databases the test builds and
+  # opens use libgomp, which TSan cannot follow; the server's own threads are std::threads.
+  # And the suppressions of tests/tsan-httplib.supp (an uninstrumented library).
+  if(KALAH_SANITIZE STREQUAL "thread")
+    set_tests_properties(serve-api PROPERTIES ENVIRONMENT
+      "OMP_NUM_THREADS=1;TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1:suppressions=${PROJECT_SOURCE_DIR}/tests/tsan-httplib.supp")
+  endif()
+  # Exit 77 (skipped) only where no browser is installed; the message says so.
+  add_test(NAME serve-browser
+           COMMAND ${KALAH_PYTHON3} ${PROJECT_SOURCE_DIR}/tests/serve_browser_test.py $<TARGET_FILE:kalah>)
+  set_tests_properties(serve-browser PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT 600)
+endif()

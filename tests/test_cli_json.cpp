@@ -5,6 +5,7 @@
 #include <omp.h>
 
 #include <algorithm>
+#include <chrono>
 #include <filesystem>
 #include <nlohmann/json.hpp>
 #include <set>
@@ -246,5 +247,30 @@ TEST_SUITE("cli") {
         };
         CHECK(!value_line(q.out).empty());
         CHECK(value_line(q.out) == value_line(r.out));
+    }
+
+    TEST_CASE("solve --time-limit: a search past it stops, exit 3 and one line; bad limits") {
+        // Kalah(6,6) without any database is hours of search; the limit stops it.
+        const auto t0 = std::chrono::steady_clock::now();
+        const auto r = run_kalah(
+            "solve --pits 6 --seeds 6 --time-limit 0.5 --db /nonexistent --memory-db off "
+            "--tt-mb 64 -q --json");
+        const double secs =
+            std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+        CAPTURE(r.err);
+        CHECK(r.status == 3);
+        CHECK(r.out.empty());
+        CHECK(r.err.find("not finished within --time-limit") != std::string::npos);
+        CHECK(r.err.find("error") == std::string::npos);
+        CHECK(secs < 30);  // not a timing test: only that the search did stop
+        // A search within the limit is unchanged.
+        const json s = parse_json(run_kalah("solve --pits 4 --seeds 3 --time-limit 60 --json -q"));
+        CHECK(s["value"] == 6);
+        for (const char* bad : {"--time-limit 0", "--time-limit -1", "--time-limit nan"}) {
+            CAPTURE(bad);
+            const auto b = run_kalah("solve --pits 4 --seeds 3 " + std::string(bad));
+            CHECK(b.status == 2);
+            CHECK(b.err.find("--time-limit") != std::string::npos);
+        }
     }
 }

@@ -1,0 +1,62 @@
+// The web API of `kalah serve`, apart from HTTP: a GET of /api/v1/<name> with its query
+// parameters in, a status and a JSON body out. cmd_serve.cpp puts it behind cpp-httplib.
+//
+// Safety: parameters are checked strictly (known names only, once each, printable ASCII,
+// length caps) before anything runs; searches run on a fixed number of solvers apart from
+// the HTTP threads, with a bounded queue in front of them (503 when it is full), and
+// every search stops at the request's budget (SolverOptions::stop, set by a watchdog), so
+// a request answers "not known within the budget" instead of holding a solver. Positions
+// the database covers are answered at once on the HTTP thread, without a solver.
+#pragma once
+
+#include <cstddef>
+#include <map>
+#include <memory>
+#include <string>
+
+namespace kalah::cli {
+
+struct ServeConfig {
+    std::string db_dir;          // empty: no database
+    size_t db_memory_bytes = 0;  // per opened (m, rule) database
+    size_t tt_mb = 256;          // per solver
+    int threads = 1;             // per solver
+    int solvers = 1;             // searches at once
+    int queue = 8;               // requests that may wait for a solver
+    int budget_ms = 5000;        // work budget of one request
+};
+
+struct ApiReply {
+    int status = 200;
+    std::string body;  // one JSON object
+};
+
+// Length caps of the parameters (README, "Web API").
+inline constexpr size_t kMaxMovesChars = 4000;
+inline constexpr size_t kMaxParamChars = 200;
+
+class Api {
+  public:
+    explicit Api(const ServeConfig& config);
+    ~Api();
+    Api(const Api&) = delete;
+    Api& operator=(const Api&) = delete;
+
+    // `name` is the path below /api/v1/ ("query", "pv", ...); params as parsed from the
+    // query string (a name may occur more than once: that is an error).
+    ApiReply get(const std::string& name, const std::multimap<std::string, std::string>& params);
+    // Opens the databases of --db for every m and rule now (one line each on stderr), so
+    // that no request waits for a database to load.
+    void open_databases();
+    // Stops every running search (server shutdown).
+    void stop_all();
+
+  private:
+    struct Impl;
+    std::unique_ptr<Impl> impl_;
+};
+
+// A JSON error object {"error": message}.
+std::string error_json(const std::string& message);
+
+}  // namespace kalah::cli
