@@ -308,10 +308,10 @@ void Solver::Impl::expand(const Board& b, int s, Expansion& x, bool prefetch_db)
         c.key = TTKey::of_pits(c.b);
         tt.prefetch(c.key);  // the child's probe comes soon: hide the cache miss
         if (opts.use_ordering)
-            // Extra moves, then captures by size, then the rest; ties go to the pit
-            // nearest the store (results/solver.md, "Equal captures nearest the store
-            // first; fail-low nodes store no move").
-            c.order = r.extra ? 200 + p : r.captured ? 100 + 8 * r.captured + p : p;
+            // Extra moves, then the other moves by their gain (the seeds they sow into the
+            // store and capture), moves that gain nothing last; ties go to the pit nearest
+            // the store (results/solver.md, "Moves ordered by their gain").
+            c.order = r.extra ? 200 + p : c.gain > 0 ? 100 + 8 * c.gain + p : p;
         else
             c.order = -p;
         ++x.n;
