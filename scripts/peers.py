@@ -3,7 +3,8 @@
 
 The anchors of issue 21, built outside the project (nothing of their code is in it):
 - girving/kalah (Irving's solver for "Solving Kalah", 2000; the empty-capture rule, 6 pits):
-  `make serial` gives `kalah-s`; it needs an endgame file even without a database, so
+  `make serial` gives `kalah-s` (with GCC 12: `make serial CFLAGS="-O3 -funroll-loops
+  -fcommon -fgnu89-inline -w"`); it needs an endgame file even without a database, so
   "without a database" means one of 1 seed (`generator`, answers `4`, `c 1`, `s`, `q`).
   Run as `kalah-s -v -t 26 -e E -E FILE s N` (transposition table 2^26 entries of 12 bytes).
 - LifesLight/CMancala (the standard rule, 6 pits): its interactive solve of the start
