@@ -308,10 +308,14 @@ void Solver::Impl::expand(const Board& b, int s, Expansion& x, bool prefetch_db)
         c.key = TTKey::of_pits(c.b);
         tt.prefetch(c.key);  // the child's probe comes soon: hide the cache miss
         if (opts.use_ordering)
-            // Extra moves, then captures by size, then the rest; ties go to the pit
-            // nearest the store (results/solver.md, "Equal captures nearest the store
-            // first; fail-low nodes store no move").
-            c.order = r.extra ? 200 + p : r.captured ? 100 + 8 * r.captured + p : p;
+            // Moves that bank 8 or more seeds (sown into the store and captured), then
+            // extra moves, then the other moves by what they bank, moves that bank nothing
+            // last; ties go to the pit nearest the store (results/solver.md, "Moves ordered
+            // by their gain").
+            c.order = c.gain >= 8 && !r.extra ? 300 + 8 * c.gain + p
+                      : r.extra               ? 200 + p
+                      : c.gain > 0            ? 100 + 8 * c.gain + p
+                                              : p;
         else
             c.order = -p;
         ++x.n;

@@ -57,7 +57,7 @@ struct SolverOptions {
     double time_limit_seconds = 0;            // stop past this wall time (0: no limit)
     // Search features, switchable for measurements (results/solver.md); all exact.
     bool use_tt_move = true;    // search the TT's best move first
-    bool use_ordering = true;   // then extra moves, captures, pits nearest the store
+    bool use_ordering = true;   // then big gains, extra moves, other gains, pits nearest the store
     bool use_etc = true;        // enhanced transposition cutoffs (probe children first)
     // Parallel search only: ABDADA-style deferral of children another thread is busy
     // with (off: plain lazy SMP, about twice the nodes at T = 2; results/parallel.md).
