@@ -144,6 +144,7 @@ class SolverPool {
         {
             std::lock_guard<std::mutex> lock(mu_);
             shutdown_ = true;
+            watch_ = false;
             for (auto& s : slots_) s->stop = true;
         }
         free_.notify_all();
@@ -161,6 +162,9 @@ class SolverPool {
     // queue if need be; nullptr when the queue is full (or the server stops).
     Slot* acquire(int m, Rule rule) {
         std::unique_lock<std::mutex> lock(mu_);
+        // Once the server stops no search starts: one started now would run unbudgeted
+        // and hold up the shutdown.
+        if (shutdown_) return nullptr;
         auto free_slot = [&]() -> Slot* {
             for (auto& s : slots_)
                 if (!s->busy) return s.get();
@@ -179,15 +183,21 @@ class SolverPool {
         slot->deadline = Clock::now() + std::chrono::milliseconds(config_.budget_ms);
         lock.unlock();
         if (!slot->solver || slot->m != m || slot->rule != rule) {
-            slot->solver.reset();  // its table's memory first
-            SolverOptions o;
-            o.tt_mb = config_.tt_mb;
-            o.threads = config_.threads;
-            o.db = dbs_.get(m, rule);
-            o.stop = &slot->stop;
-            slot->solver = std::make_unique<Solver>(m, rule, o);
-            slot->m = m;
-            slot->rule = rule;
+            // A failure here (out of memory) must give the slot back, or it stays busy.
+            try {
+                slot->solver.reset();  // its table's memory first
+                SolverOptions o;
+                o.tt_mb = config_.tt_mb;
+                o.threads = config_.threads;
+                o.db = dbs_.get(m, rule);
+                o.stop = &slot->stop;
+                slot->solver = std::make_unique<Solver>(m, rule, o);
+                slot->m = m;
+                slot->rule = rule;
+            } catch (...) {
+                release(slot);
+                throw;
+            }
         }
         return slot;
     }
@@ -204,7 +214,9 @@ class SolverPool {
     // few milliseconds (SolverOptions::stop).
     void watch() {
         std::unique_lock<std::mutex> lock(mu_);
-        while (!shutdown_) {
+        // Runs until the pool is destroyed, past stop_all: searches already running keep
+        // their budgets while the server drains.
+        while (watch_) {
             wake_.wait_for(lock, std::chrono::milliseconds(5));
             const auto now = Clock::now();
             for (auto& s : slots_)
@@ -219,6 +231,7 @@ class SolverPool {
     std::vector<std::unique_ptr<Slot>> slots_;
     int waiting_ = 0;
     bool shutdown_ = false;
+    bool watch_ = true;
     std::thread watchdog_;
 };
 

@@ -189,11 +189,13 @@ void check_build_options(const BuildOptions& opts) {
                                     ".." + std::to_string(kMaxBlockSize));
     if (opts.level < 1 || opts.level > kMaxZstdLevel)
         throw std::invalid_argument("--zstd-level must be 1.." + std::to_string(kMaxZstdLevel));
-    const uint64_t need = build_memory_bytes(opts.m, opts.max_seeds, true);
+    // The packed estimate unless the lower layers are forced one byte an entry.
+    const bool packed = opts.lower != BuildOptions::Lower::Raw;
+    const uint64_t need = build_memory_bytes(opts.m, opts.max_seeds, packed);
     const double have = opts.memory_gb * double(1ull << 30);  // GiB, as --db-memory-gb
     if (static_cast<double>(need) > have) {
         int fits = opts.max_seeds;
-        while (fits > 0 && static_cast<double>(build_memory_bytes(opts.m, fits, true)) > have)
+        while (fits > 0 && static_cast<double>(build_memory_bytes(opts.m, fits, packed)) > have)
             --fits;
         char buf[160];
         std::snprintf(buf, sizeof buf,

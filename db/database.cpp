@@ -159,13 +159,18 @@ PackedLayer pack_layer(const LayerFile& f) {
         const std::vector<int8_t> all = f.read_all();
         return PackedLayer::pack(all.data(), all.size(), h.s);
     }
-    const uint64_t per_chunk = 16 * static_cast<uint64_t>(std::max(omp_get_max_threads(), 1));
+    // Whole blocks, a few per thread, but at most 64 MiB of decoded values at once (the
+    // buffer is outside the database's memory bound).
+    const uint64_t threads = static_cast<uint64_t>(std::max(omp_get_max_threads(), 1));
+    const uint64_t per_chunk =
+        std::max<uint64_t>(1, std::min<uint64_t>(4 * threads, (uint64_t(64) << 20) / h.block_size));
     return PackedLayer::pack_chunks(
         h.entries, h.s, per_chunk * h.block_size, [&](uint64_t first, uint64_t count, int8_t* out) {
             const int64_t b0 = static_cast<int64_t>(first / h.block_size);
             const int64_t b1 = static_cast<int64_t>((first + count - 1) / h.block_size);
             std::string failure;
             int64_t first_bad = -1;
+            bool out_of_memory = false;
 #pragma omp parallel for schedule(dynamic, 1)
             for (int64_t b = b0; b <= b1; ++b) {
                 try {
@@ -177,8 +182,13 @@ PackedLayer pack_layer(const LayerFile& f) {
                         first_bad = b;
                         failure = e.what();
                     }
+                } catch (const std::bad_alloc&) {
+                // No exception may leave the parallel loop.
+#pragma omp critical
+                    out_of_memory = true;
                 }
             }
+            if (out_of_memory) throw std::bad_alloc();
             if (!failure.empty()) throw FormatError(failure);
         });
 }

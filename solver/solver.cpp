@@ -596,6 +596,9 @@ int Solver::Impl::estimate(const Board& b, int depth, int alpha, int beta) const
 // is already inside one, which is what the busy marks do (results/parallel.md, "Young
 // Brothers Wait and a waiting helper measured against deferral").
 int Solver::Impl::search_pass(int beta, const Board& pits, bool expect_high) {
+    // A pass of fewer than 65 k nodes never reaches a heartbeat: check the limits here too,
+    // so that a call made of many small passes (annotate, pie) also stops.
+    if (limited) check_limits();
     pass_beta = beta;
     live_nodes.store(0);
     if ((threads == 1 && opts.use_plain_path) || pits.seeds_in_pits() < opts.parallel_min_seeds) {

@@ -206,6 +206,11 @@ TEST_SUITE("db") {
         big.memory_gb = double(packed_need / 2) / double(1ull << 30);
         CHECK_THROWS_AS(db::build_database(big), std::invalid_argument);
         CHECK(fs::is_empty(refused.path));
+        // Lower layers forced one byte an entry are checked against their own need.
+        big.lower = db::BuildOptions::Lower::Raw;
+        big.memory_gb = double((packed_need + raw_need) / 2) / double(1ull << 30);
+        CHECK_THROWS_AS(db::build_database(big), std::invalid_argument);
+        CHECK(fs::is_empty(refused.path));
     }
 }
 

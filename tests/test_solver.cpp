@@ -373,8 +373,13 @@ TEST_SUITE("solver") {
             tl.time_limit_seconds = 1e-6;
             Solver timed(4, Rule::Standard, tl);
             CHECK_THROWS_AS(timed.value(start), kalah::SearchStopped);
-            // A small search below the first check (65 k nodes) is not stopped.
-            CHECK(timed.value(Board::start(4, 1)) ==
+            // A search of small passes (below the first heartbeat, 65 k nodes) stops too:
+            // every pass checks the limits when it starts.
+            CHECK_THROWS_AS(timed.value(Board::start(4, 1)), kalah::SearchStopped);
+            stop = true;
+            CHECK_THROWS_AS(flagged.value(Board::start(4, 1)), kalah::SearchStopped);
+            stop = false;
+            CHECK(flagged.value(Board::start(4, 1)) ==
                   Solver(4, Rule::Standard, plain).value(Board::start(4, 1)));
         }
     }
