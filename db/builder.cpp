@@ -80,9 +80,6 @@ public:
               k.r2 = rank_board(k.pits);
               if (k.s2 != s_) lower_.prefetch(k.s2, k.r2);
           }
-          for (int i = 0; i < count; ++i)
-              if (kids[i].sign != 0 && kids[i].s2 != s_)
-                  lower_.prefetch_data(kids[i].s2, kids[i].r2);
           best = -1000;
           for (int i = 0; i < count; ++i) {
               const Child& k = kids[i];
@@ -98,7 +95,7 @@ public:
       }
       slot.store(static_cast<int8_t>(best), std::memory_order_relaxed);
       return best;
-    }
+  }
 
 private:
     Rule rule_;
@@ -115,20 +112,6 @@ void LayerSet::pack(int s) {
     l.packed = PackedLayer::pack(l.raw.data(), l.raw.size(), s);
     l.is_packed = true;
     std::vector<int8_t>().swap(l.raw);
-}
-
-uint64_t LayerSet::bytes() const {
-    uint64_t b = 0;
-    for (const Layer& l : layers_) b += l.is_packed ? l.packed.bytes() : l.raw.size();
-    return b;
-}
-
-std::vector<int8_t> build_layer(int m, Rule rule, int s,
-                                const std::vector<std::vector<int8_t>>& lower,
-                                const std::function<void(uint64_t, uint64_t)>& on_progress) {
-    LayerSet set;
-    for (const auto& l : lower) set.add(l);
-    return build_layer(m, rule, s, set, on_progress);
 }
 
 std::vector<int8_t> build_layer(int m, Rule rule, int s, const LayerSet& lower,
@@ -308,16 +291,14 @@ std::vector<LayerStats> build_database(const BuildOptions& opts) {
                 if (log) *log << "rewriting " << e.what() << "\n";
             }
         }
+        if (keep_packed) layers.pack(s);
         if (opts.twins && !twin_ok) {
-            if (keep_packed) {
-                layers.pack(s);
+            if (keep_packed)
                 layers.packed_layer(s).write_file(twin, opts.m, opts.rule, source);
-            } else {
+            else
                 PackedLayer::pack(layers.raw(s).data(), n, s)
                     .write_file(twin, opts.m, opts.rule, source);
-            }
         }
-        if (keep_packed) layers.pack(s);
         total_left -= n;
         if (log)
             log_layer(*log, tty, opts.max_seeds, st, since(t_all),

@@ -26,16 +26,10 @@ class LayerSet {
     }
     // Replaces layer s's bytes by their packed form.
     void pack(int s);
-    // Layer s as given, packed (the layer set takes it).
-    void add_packed(PackedLayer p) {
-        layers_.emplace_back();
-        layers_.back().packed = std::move(p);
-        layers_.back().is_packed = true;
-    }
+    // Layer s packed (after pack(s)).
     const PackedLayer& packed_layer(int s) const { return layers_[s].packed; }
     int size() const { return static_cast<int>(layers_.size()); }
-    bool packed(int s) const { return layers_[s].is_packed; }
-    // Layer s's bytes (requires !packed(s)).
+    // Layer s's bytes (before pack(s)).
     const std::vector<int8_t>& raw(int s) const { return layers_[s].raw; }
     int get(int s, uint64_t r) const {
         const Layer& l = layers_[s];
@@ -48,12 +42,6 @@ class LayerSet {
         else
             __builtin_prefetch(&l.raw[r]);
     }
-    // After prefetch(s, r): starts loading a packed entry's data (its second miss).
-    void prefetch_data(int s, uint64_t r) const {
-        const Layer& l = layers_[s];
-        if (l.is_packed) l.packed.prefetch_data(r);
-    }
-    uint64_t bytes() const;  // memory held by the layers
 
   private:
     struct Layer {
@@ -79,10 +67,6 @@ class LayerSet {
 // through relaxed atomic byte stores; two threads racing on an entry compute the same value.
 // `on_progress(done, total)` is called by one thread about once a second, if given.
 std::vector<int8_t> build_layer(int m, Rule rule, int s, const LayerSet& lower,
-                                const std::function<void(uint64_t, uint64_t)>& on_progress = {});
-// The same with the lower layers one byte an entry.
-std::vector<int8_t> build_layer(int m, Rule rule, int s,
-                                const std::vector<std::vector<int8_t>>& lower,
                                 const std::function<void(uint64_t, uint64_t)>& on_progress = {});
 
 struct BuildOptions {

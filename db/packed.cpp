@@ -25,7 +25,9 @@ unsigned width_of(unsigned x) { return x ? 32 - __builtin_clz(x) : 0; }
 }  // namespace
 
 PackedLayer PackedLayer::pack(const int8_t* values, uint64_t n, int s) {
-    return pack_chunks(n, s, std::max<uint64_t>(n, 1),
+    // Through a buffer of at most 64 Mi entries: a copy of a whole deep layer (GBs) would
+    // be memory no bound counts.
+    return pack_chunks(n, s, uint64_t(1) << 26,
                        [values](uint64_t first, uint64_t count, int8_t* out) {
                            std::memcpy(out, values + first, count);
                        });

@@ -92,11 +92,6 @@ class PackedLayer {
         const unsigned u = std::min(lo + ((word >> shift) & ((1u << w) - 1)), unsigned(s_));
         return 2 * static_cast<int>(u) - s_;
     }
-    // Starts loading the data of entry r; reads its header (best after prefetch(r)).
-    void prefetch_data(uint64_t r) const {
-        unsigned shift, w, lo;
-        __builtin_prefetch(locate(r, &shift, &w, &lo));
-    }
     // Starts loading the header of entry r (the data address needs the header).
     void prefetch(uint64_t r) const { __builtin_prefetch(&headers()[r / kGroup]); }
 

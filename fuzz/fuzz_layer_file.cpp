@@ -16,7 +16,6 @@
 #include <cstddef>
 #include <cstdint>
 #include <filesystem>
-#include <fstream>
 #include <map>
 #include <string>
 #include <tuple>
@@ -26,6 +25,7 @@
 #include "db/builder.h"
 #include "db/database.h"
 #include "db/format.h"
+#include "fuzz/bytes.h"
 
 namespace {
 
@@ -49,11 +49,11 @@ fs::path lower_layers(int m, Rule rule, int s) {
     const fs::path dir =
         root() / ("m" + std::to_string(m) + "-" + rule_name(rule) + "-s" + std::to_string(s));
     fs::create_directories(dir);
-    std::vector<std::vector<int8_t>> lower;
+    db::LayerSet lower;
     for (int k = 0; k < s; ++k) {
-        lower.push_back(db::build_layer(m, rule, k, lower));
+        lower.add(db::build_layer(m, rule, k, lower));
         db::write_layer((dir / db::layer_file_name(m, rule, k)).string(), m, rule, k,
-                        lower.back().data(), lower.back().size(), db::kMinBlockSize, 1);
+                        lower.raw(k).data(), lower.raw(k).size(), db::kMinBlockSize, 1);
     }
     return dirs[{m, rule, s}] = dir;
 }
@@ -112,14 +112,8 @@ void probe_database(const fs::path& dir, int m, Rule rule, size_t memory, uint64
     }
 }
 
-uint64_t get_u64(const uint8_t* p) {
-    uint64_t v = 0;
-    for (int i = 0; i < 8; ++i) v |= static_cast<uint64_t>(p[i]) << (8 * i);
-    return v;
-}
-void put_u64(uint8_t* p, uint64_t v) {
-    for (int i = 0; i < 8; ++i) p[i] = static_cast<uint8_t>(v >> (8 * i));
-}
+using fuzz_bytes::get_u64;
+using fuzz_bytes::put_u64;
 
 // The file with every checksum db/format.h defines made to match its bytes: the block
 // checksums of the index records whose block lies inside the file, then the header and
@@ -146,11 +140,7 @@ std::vector<uint8_t> with_checksums(std::vector<uint8_t> f) {
 void check(const std::vector<uint8_t>& bytes, int m, Rule rule, int s) {
     const fs::path dir = lower_layers(m, rule, s);
     const fs::path file = dir / db::layer_file_name(m, rule, s);
-    {
-        std::ofstream out(file, std::ios::binary | std::ios::trunc);
-        out.write(reinterpret_cast<const char*>(bytes.data()),
-                  static_cast<std::streamsize>(bytes.size()));
-    }
+    fuzz_bytes::write_file(file, bytes);
     try {
         const auto f = db::LayerFile::open(file.string(), m, rule, s);
         read_blocks(*f);

@@ -14,26 +14,20 @@
 #include <cstdint>
 #include <cstring>
 #include <filesystem>
-#include <fstream>
 #include <string>
 #include <vector>
 
 #include "db/format.h"
 #include "db/packed.h"
+#include "fuzz/bytes.h"
 
 namespace {
 
 using namespace kalah;
 namespace fs = std::filesystem;
 
-uint64_t get_u64(const uint8_t* p) {
-    uint64_t v = 0;
-    for (int i = 0; i < 8; ++i) v |= static_cast<uint64_t>(p[i]) << (8 * i);
-    return v;
-}
-void put_u64(uint8_t* p, uint64_t v) {
-    for (int i = 0; i < 8; ++i) p[i] = static_cast<uint8_t>(v >> (8 * i));
-}
+using fuzz_bytes::get_u64;
+using fuzz_bytes::put_u64;
 
 // The file with its piece table and header checksum made to match its bytes, where the
 // sizes in its header leave room for them.
@@ -65,11 +59,7 @@ std::vector<uint8_t> with_checksums(std::vector<uint8_t> f) {
 void check(const std::vector<uint8_t>& bytes, int m, Rule rule, int s) {
     const fs::path file =
         fs::temp_directory_path() / ("kalah_fuzz_packed_" + std::to_string(::getpid()) + ".kpk");
-    {
-        std::ofstream out(file, std::ios::binary | std::ios::trunc);
-        out.write(reinterpret_cast<const char*>(bytes.data()),
-                  static_cast<std::streamsize>(bytes.size()));
-    }
+    fuzz_bytes::write_file(file, bytes);
     const uint64_t source = bytes.size() >= 48 ? get_u64(&bytes[40]) : 0;
     try {
         const db::PackedLayer p = db::PackedLayer::read_file(file.string(), m, rule, s, source);

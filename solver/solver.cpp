@@ -274,6 +274,8 @@ struct Solver::Impl {
     int estimate(const Board& b, int depth, int alpha, int beta) const;
     int mtdf(const Board& pits, int guess, bool report);
     int pits_value_guess(const Board& b, int guess, bool report);
+    template <class F>
+    int measured(int s, F&& run);
 };
 
 // Plays every legal move of b (pits only, s seeds): children above the database get
@@ -661,10 +663,6 @@ int Solver::Impl::mtdf(const Board& pits, int guess, bool report) {
     const uint64_t n0 = nodes;
     int pass = 0;
     bool expect_high = true;
-    search_t0 = t0;
-    search_n0 = n0;
-    next_beat = t0 + std::chrono::duration_cast<Clock::duration>(
-                         std::chrono::duration<double>(opts.heartbeat_seconds));
     while (lower < upper) {
         pass_no = pass;
         const int beta = g == lower ? g + 2 : g;  // test v >= beta; beta == s (mod 2)
@@ -698,28 +696,39 @@ int Solver::Impl::pits_value_guess(const Board& b, int guess, bool report) {
     const Board pits = b.without_stores();
     const int s = pits.seeds_in_pits();
     if (s <= db_max) return opts.db->probe(pits);
+    return measured(s, [&] { return mtdf(pits, guess, report); });
+}
+
+// Runs one search from a position of s seeds above the database: sizes the table, starts
+// the heartbeat's clock, and adds the search's nodes and times to the statistics, those
+// of a stopped search too (its finished passes are in `nodes`, the stopped one's reported
+// nodes in `live_nodes`).
+template <class F>
+int Solver::Impl::measured(int s, F&& run) {
     tt.reserve(position_bound(m, s));
     if (s - std::max(db_max, 0) >= kPresizeSeeds) tt.reserve_budget();
     const auto t0 = Clock::now();
     const std::clock_t c0 = std::clock();
     const uint64_t n0 = nodes;
-    // The statistics count a stopped search too (its nodes up to the stop).
-    auto account = [&] {
+    search_t0 = t0;
+    search_n0 = n0;
+    next_beat = t0 + std::chrono::duration_cast<Clock::duration>(
+                         std::chrono::duration<double>(opts.heartbeat_seconds));
+    auto account = [&](uint64_t unfinished) {
         stats.cpu_seconds += double(std::clock() - c0) / CLOCKS_PER_SEC;
-        stats.nodes += nodes + live_nodes.load() - n0;
+        stats.nodes += nodes + unfinished - n0;
         stats.seconds += std::chrono::duration<double>(Clock::now() - t0).count();
         stats.tt_bytes = tt.bytes();
+        live_nodes.store(0);
     };
     int v;
     try {
-        v = mtdf(pits, guess, report);
+        v = run();
     } catch (const SearchStopped&) {
-        account();
-        live_nodes.store(0);
+        account(live_nodes.load());
         throw;
     }
-    live_nodes.store(0);
-    account();
+    account(0);
     return v;
 }
 
@@ -817,33 +826,7 @@ int Solver::test(const Board& b, int beta) {
     if (s <= impl_->db_max) return impl_->opts.db->probe(pits);
     if (beta > s) return s;     // v <= s < beta: fails low
     if (beta <= -s) return -s;  // v >= -s >= beta: succeeds
-    Impl& im = *impl_;
-    im.tt.reserve(position_bound(im.m, s));
-    if (s - std::max(im.db_max, 0) >= kPresizeSeeds) im.tt.reserve_budget();
-    const auto t0 = Clock::now();
-    const std::clock_t c0 = std::clock();
-    const uint64_t n0 = im.nodes;
-    auto account = [&] {
-        im.stats.cpu_seconds += double(std::clock() - c0) / CLOCKS_PER_SEC;
-        im.stats.nodes += im.nodes + im.live_nodes.load() - n0;
-        im.stats.seconds += std::chrono::duration<double>(Clock::now() - t0).count();
-        im.stats.tt_bytes = im.tt.bytes();
-    };
-    im.search_t0 = t0;
-    im.search_n0 = n0;
-    im.next_beat = t0 + std::chrono::duration_cast<Clock::duration>(
-                            std::chrono::duration<double>(im.opts.heartbeat_seconds));
-    int r;
-    try {
-        r = im.search_pass(beta, pits, true);
-    } catch (const SearchStopped&) {
-        account();
-        im.live_nodes.store(0);
-        throw;
-    }
-    im.live_nodes.store(0);  // the finished pass's nodes are in im.nodes
-    account();
-    return r;
+    return impl_->measured(s, [&] { return impl_->search_pass(beta, pits, true); });
 }
 
 const SolverStats& Solver::stats() const { return impl_->stats; }

@@ -10,7 +10,6 @@
 #include <algorithm>
 #include <chrono>
 #include <filesystem>
-#include <fstream>
 #include <random>
 #include <set>
 #include <string>
@@ -25,6 +24,7 @@
 #include "db/verify.h"
 #include "reference_engine.h"
 #include "solver/solver.h"
+#include "temp_dir.h"
 
 namespace {
 
@@ -88,31 +88,9 @@ private:
     std::unordered_map<unsigned __int128, int, Hash> memo_;
 };
 
-// A fresh directory under /tmp, removed at the end of the test.
-struct TempDir {
-    fs::path path;
-    explicit TempDir(const std::string& tag) {
-        static int counter = 0;
-        path = fs::temp_directory_path() /
-               ("kalah_db_test_" + std::to_string(::getpid()) + "_" + tag + "_" +
-                std::to_string(counter++));
-        fs::remove_all(path);
-        fs::create_directories(path);
-    }
-    ~TempDir() { fs::remove_all(path); }
-    std::string file(int m, Rule rule, int s) const {
-        return (path / db::layer_file_name(m, rule, s)).string();
-    }
-};
-
-std::string slurp(const std::string& p) {
-    std::ifstream in(p, std::ios::binary);
-    return std::string(std::istreambuf_iterator<char>(in), {});
-}
-void spit(const std::string& p, const std::string& data) {
-    std::ofstream out(p, std::ios::binary | std::ios::trunc);
-    out.write(data.data(), static_cast<std::streamsize>(data.size()));
-}
+using test_files::slurp;
+using test_files::spit;
+using test_files::TempDir;
 
 // Small blocks (the default, 1 Mi entries, would make every test layer a single block):
 // block indexes, per-block checks and the block cache then have several blocks to handle.
@@ -253,19 +231,20 @@ TEST_SUITE("db") {
             for (int m = 2; m <= 4; ++m) {
                 const int k = m == 4 ? 10 : 12;
                 Brute brute(rule);
-                std::vector<std::vector<int8_t>> layers;
+                db::LayerSet layers;
                 for (int s = 0; s <= k; ++s) {
-                    layers.push_back(db::build_layer(m, rule, s, layers));
+                    layers.add(db::build_layer(m, rule, s, layers));
+                    const std::vector<int8_t>& layer = layers.raw(s);
                     uint8_t c[12];
                     db::unrank(0, s, 2 * m, c);
-                    for (uint64_t r = 0; r < layers[s].size(); ++r) {
+                    for (uint64_t r = 0; r < layer.size(); ++r) {
                         const Board b = db::board_from_configuration(c, m);
                         const int want = brute.pits_value(b);
-                        if (layers[s][r] != want) {
+                        if (layer[r] != want) {
                             CAPTURE(m);
                             CAPTURE(s);
                             CAPTURE(r);
-                            REQUIRE(int(layers[s][r]) == want);
+                            REQUIRE(int(layer[r]) == want);
                         }
                         db::next_configuration(c, 2 * m);
                     }

@@ -5,7 +5,6 @@
 
 #include <cstring>
 #include <filesystem>
-#include <fstream>
 #include <random>
 #include <string>
 #include <vector>
@@ -17,6 +16,7 @@
 #include "db/index.h"
 #include "db/packed.h"
 #include "db/verify.h"
+#include "temp_dir.h"
 
 namespace {
 
@@ -25,21 +25,9 @@ using kalah::Rule;
 namespace db = kalah::db;
 namespace fs = std::filesystem;
 
-struct PackedTempDir {
-    fs::path path;
-    explicit PackedTempDir(const std::string& tag) {
-        path = fs::temp_directory_path() /
-               ("kalah_packed_test_" + std::to_string(::getpid()) + "_" + tag);
-        fs::remove_all(path);
-        fs::create_directories(path);
-    }
-    ~PackedTempDir() { fs::remove_all(path); }
-};
+using test_files::TempDir;
 
-std::string read_bytes(const fs::path& p) {
-    std::ifstream in(p, std::ios::binary);
-    return std::string(std::istreambuf_iterator<char>(in), {});
-}
+std::string read_bytes(const fs::path& p) { return test_files::slurp(p.string()); }
 
 // Every entry of `values` through get() and through unpack() (the slow twin).
 void check_round_trip(const std::vector<int8_t>& values, int s) {
@@ -125,7 +113,7 @@ TEST_SUITE("db") {
         for (Rule rule : {Rule::Standard, Rule::EmptyCapture}) {
             for (int m : {4, 5}) {
                 const int k = m == 4 ? 18 : 14;
-                PackedTempDir dir("db" + std::to_string(m) + kalah::rule_name(rule));
+                TempDir dir("db" + std::to_string(m) + kalah::rule_name(rule));
                 db::build_database(build_options(dir.path.string(), m, rule, k));
                 std::string why;
                 auto raw = db::Database::open(dir.path.string(), m, rule, size_t(1) << 30, &why,
@@ -182,7 +170,7 @@ TEST_SUITE("db") {
     }
 
     TEST_CASE("packed: a build with its lower layers packed writes the same bytes") {
-        PackedTempDir raw_dir("raw"), packed_dir("packed");
+        TempDir raw_dir("raw"), packed_dir("packed");
         auto o = build_options(raw_dir.path.string(), 5, Rule::Standard, 13);
         o.lower = db::BuildOptions::Lower::Raw;
         const auto raw_stats = db::build_database(o);
@@ -201,7 +189,7 @@ TEST_SUITE("db") {
         const uint64_t raw_need = db::build_memory_bytes(6, 24);
         const uint64_t packed_need = db::build_memory_bytes(6, 24, true);
         CHECK(packed_need < raw_need);
-        PackedTempDir refused("refused");
+        TempDir refused("refused");
         auto big = build_options(refused.path.string(), 6, Rule::Standard, 24);
         big.memory_gb = double(packed_need / 2) / double(1ull << 30);
         CHECK_THROWS_AS(db::build_database(big), std::invalid_argument);
@@ -222,10 +210,7 @@ uint64_t kdb_checksum(const std::string& dir, int m, Rule rule, int s) {
         .file_checksum;
 }
 
-void write_bytes(const fs::path& p, const std::string& data) {
-    std::ofstream out(p, std::ios::binary | std::ios::trunc);
-    out.write(data.data(), static_cast<std::streamsize>(data.size()));
-}
+void write_bytes(const fs::path& p, const std::string& data) { test_files::spit(p.string(), data); }
 
 // Recomputes a packed twin's checksums after a crafted change (piece table, then header),
 // as db/packed.h describes them: a file whose damage no checksum can reveal.
@@ -258,7 +243,7 @@ TEST_SUITE("db") {
     TEST_CASE("packed twins: written by build-db, read by open, damage and staleness caught") {
         const int m = 4, k = 14;
         const Rule rule = Rule::Standard;
-        PackedTempDir dir("twins");
+        TempDir dir("twins");
         const std::string d = dir.path.string();
         db::build_database(build_options(d, m, rule, k));
         for (int s = 0; s <= k; ++s)
@@ -368,7 +353,7 @@ TEST_SUITE("db") {
         CHECK(read_bytes(twin) == good);
 
         // --no-packed-twins: none written.
-        PackedTempDir bare("bare");
+        TempDir bare("bare");
         auto o = build_options(bare.path.string(), m, rule, 6);
         o.twins = false;
         db::build_database(o);
