@@ -846,12 +846,13 @@ TEST_SUITE("db") {
             if (run % 2 == 0) {
                 std::this_thread::sleep_for(delay);
             } else {
-                // The riskiest moment: as soon as a file appears in the directory (a layer
-                // begins to be written), after a random part of the build. A writer that
-                // wrote in place would be caught with a partial layer file here.
+                // The riskiest moment: while a file is being written (its temporary name
+                // is in the directory), after a random part of the build. A writer that
+                // wrote in place would be caught with a partial layer file here. Waiting
+                // for a temporary, not for any new name: a small file (a packed twin) can
+                // be written and renamed between two looks, and a kill then misses it.
                 std::this_thread::sleep_for(delay / 2);
-                const std::vector<std::string> before = files_in(d);
-                while (files_in(d) == before && ::waitpid(pid, &status, WNOHANG) == 0)
+                while (!any_temporary(d) && ::waitpid(pid, &status, WNOHANG) == 0)
                     std::this_thread::sleep_for(std::chrono::microseconds(100));
             }
             ::kill(pid, SIGKILL);
