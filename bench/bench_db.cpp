@@ -161,6 +161,9 @@ void BM_ProbeLatencyRaw(benchmark::State& state) {
 void BM_ProbeLatencyPacked(benchmark::State& state) {
     probe_latency(state, db::Database::Layout::Packed);
 }
+void BM_ProbeLatencyMapped(benchmark::State& state) {
+    probe_latency(state, db::Database::Layout::Mapped);
+}
 
 // Packing a layer (the cost of opening a packed database): entries a second.
 void BM_PackLayer(benchmark::State& state) {
@@ -179,6 +182,7 @@ void BM_PackLayer(benchmark::State& state) {
 BENCHMARK(BM_ProbeResident);
 BENCHMARK(BM_ProbeLatencyRaw);
 BENCHMARK(BM_ProbeLatencyPacked);
+BENCHMARK(BM_ProbeLatencyMapped);
 BENCHMARK(BM_PackLayer)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_ProbeCachedMiss);
 BENCHMARK(BM_ProbeCachedHit);

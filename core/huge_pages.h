@@ -27,7 +27,15 @@ public:
 
     void* data() const { return data_; }
 
-private:
+    // The first `bytes` bytes of the open file fd mapped read-only (MAP_PRIVATE) at a 2 MiB
+    // boundary, asked for huge pages and read in at once (MADV_POPULATE_READ, where the
+    // kernel has it): no copy and no zeroing, the page cache's pages are shared. The file
+    // must not shrink while mapped (a read past its end would raise SIGBUS): the layer
+    // files are written to a temporary and renamed, never rewritten in place. Throws
+    // std::runtime_error naming errno when the mapping fails.
+    static HugePages map_file(int fd, size_t bytes);
+
+  private:
     void swap(HugePages& o) noexcept;
     void* raw_ = nullptr;  // what mmap returned
     size_t raw_bytes_ = 0;

@@ -291,8 +291,13 @@ std::unique_ptr<Database> Database::open(const std::string& dir, int m, Rule rul
     };
     bool twins = true;
     for (int s = 0; s < static_cast<int>(files.size()) && twins; ++s) twins = twin_ok(s);
-    const bool pack =
-        layout == Layout::Packed || (layout == Layout::Auto && (total > memory_bytes || twins));
+    const bool pack = layout == Layout::Packed || layout == Layout::Mapped ||
+                      (layout == Layout::Auto && (total > memory_bytes || twins));
+    // Auto maps the twins when every layer has one: opening is then a checksum of the
+    // page cache's pages, no copy (results/db.md, "Mapped twins").
+    const PackedLayer::Load load = layout == Layout::Mapped || (layout == Layout::Auto && twins)
+                                       ? PackedLayer::Load::Mapped
+                                       : PackedLayer::Load::Copy;
     // What a packed layer is expected to take before it is packed (results/db.md, "Packed
     // layers in memory": 3.1-3.8 bits an entry for m = 6 layers 10..22, growing slowly).
     auto packed_estimate = [](uint64_t n) { return n / 2 + n / 16 + 4096; };
@@ -317,7 +322,7 @@ std::unique_ptr<Database> Database::open(const std::string& dir, int m, Rule rul
                         // (checked block by block) gives the same values.
                         try {
                             layer.packed = PackedLayer::read_file(twin_path(s), m, rule, s,
-                                                                  f->header().file_checksum);
+                                                                  f->header().file_checksum, load);
                             read = true;
                         } catch (const FormatError&) {
                         }

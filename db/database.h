@@ -15,9 +15,12 @@ namespace kalah::db {
 class Database {
 public:
   // How layers held in memory are stored: one byte an entry, or packed (db/packed.h,
-  // ~0.45 bytes an entry; a probe reads a group header and a data word). Auto: one
-  // byte an entry when every layer fits so in the memory bound, else packed.
-  enum class Layout { Auto, Raw, Packed };
+  // ~0.45 bytes an entry; a probe reads a group header and a data word), copied from
+  // the packed twins (.kpk) to anonymous huge pages or (Mapped) probed in place in the
+  // memory-mapped twins (opening is then a checksum, no copy; a layer without a twin is
+  // packed from its .kdb). Auto: mapped when every layer has its twin, else one byte an
+  // entry when every layer fits so in the memory bound, else packed.
+  enum class Layout { Auto, Raw, Packed, Mapped };
   virtual ~Database() = default;
   // Opens the layers 0..K found in dir for (m, rule), K the largest complete run.
   // memory_bytes bounds what is held in memory (resident layers plus block cache).

@@ -103,6 +103,22 @@ uint64_t kh64(const void* data, size_t len, uint64_t seed) {
     h ^= h >> 32;
     return h;
 }
+
+uint64_t kh64w(const void* data, size_t len, uint64_t seed) {
+    const auto* p = static_cast<const uint8_t*>(data);
+    uint64_t v[8];
+    for (int k = 0; k < 8; ++k) v[k] = seed + static_cast<uint64_t>(k) * kP3;
+    size_t i = 0;
+    for (; i + 64 <= len; i += 64)
+        for (int k = 0; k < 8; ++k) {
+            uint64_t w;
+            std::memcpy(&w, p + i + 8 * k, 8);
+            v[k] = rotl((v[k] ^ w) * kP1, 31);
+        }
+    const uint64_t h = kh64(v, sizeof v, kh64(nullptr, 0, seed ^ static_cast<uint64_t>(len)));
+    return kh64(p + i, len - i, h);
+}
+
 static_assert(std::endian::native == std::endian::little, "layer files assume little-endian");
 
 std::string layer_file_name(int m, Rule rule, int s) {

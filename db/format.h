@@ -70,6 +70,13 @@ constexpr uint32_t kMaxBlockSize = 1u << 24;
 constexpr int kMaxZstdLevel = 19;  // zstd's highest level without its "ultra" memory mode
 
 uint64_t kh64(const void* data, size_t len, uint64_t seed = 0);
+// A wide checksum for large regions, at memory speed (kh64's one chain of dependent
+// multiplies runs at about a byte a cycle): eight lanes v_k = seed + k * P3; for every
+// 64-byte stride and k < 8, with w its k-th little-endian 8-byte word,
+// v_k = rotl((v_k ^ w) * P1, 31); then h = kh64(the eight lanes as 64 bytes, seed
+// kh64(nothing, seed ^ len)), and the bytes after the last whole stride are hashed with
+// kh64 seeded with h.
+uint64_t kh64w(const void* data, size_t len, uint64_t seed = 0);
 
 // A file that is not a valid layer file, or not the expected one; what() names the file.
 struct FormatError : std::runtime_error {

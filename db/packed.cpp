@@ -52,6 +52,8 @@ PackedLayer PackedLayer::pack_chunks(
     const uint64_t reserve = (groups * kGroup * 7 + 7) / 8 + 8;
     p.data_mem_ = HugePages(reserve);
     uint8_t* data = static_cast<uint8_t*>(p.data_mem_.data());
+    p.headers_ = headers;
+    p.data_ = data;
     std::vector<int8_t> buf(std::min(chunk, std::max<uint64_t>(n, 1)));
     uint64_t total = 0;  // data bytes so far
     for (uint64_t first = 0; first < n; first += chunk) {
@@ -187,7 +189,7 @@ void piece_checksums(const uint8_t* region, uint64_t bytes, std::vector<uint64_t
 #pragma omp parallel for schedule(dynamic, 1)
     for (int64_t i = 0; i < static_cast<int64_t>(count); ++i) {
         const uint64_t at = uint64_t(i) * PackedLayer::kPiece;
-        out[first + i] = kh64(region + at, std::min(PackedLayer::kPiece, bytes - at));
+        out[first + i] = kh64w(region + at, std::min(PackedLayer::kPiece, bytes - at));
     }
 }
 
@@ -210,7 +212,7 @@ std::string PackedLayer::file_name(int m, Rule rule, int s) {
 }
 
 void PackedLayer::write_file(const std::string& path, int m, Rule rule, uint64_t source) const {
-    const uint8_t* hdr = static_cast<const uint8_t*>(header_mem_.data());
+    const uint8_t* hdr = reinterpret_cast<const uint8_t*>(headers_);
     std::vector<uint64_t> table;
     piece_checksums(hdr, header_bytes_, table);
     piece_checksums(data(), data_bytes_, table);
@@ -238,13 +240,15 @@ bool PackedLayer::twin_matches(const std::string& path, int m, Rule rule, int s,
     uint8_t head[kPackedHeaderBytes];
     const bool got = ::pread(fd, head, kPackedHeaderBytes, 0) == ssize_t(kPackedHeaderBytes);
     ::close(fd);
-    return got && std::memcmp(head, kPackedMagic, 8) == 0 && head[12] == m &&
-           head[13] == (rule == Rule::Standard ? 0 : 1) && head[14] == s &&
+    uint32_t version = 0;
+    std::memcpy(&version, head + 8, 4);
+    return got && std::memcmp(head, kPackedMagic, 8) == 0 && version == kPackedVersion &&
+           head[12] == m && head[13] == (rule == Rule::Standard ? 0 : 1) && head[14] == s &&
            load_u64(head + 16) == layer_size(2 * m, s) && load_u64(head + 40) == source;
 }
 
 PackedLayer PackedLayer::read_file(const std::string& path, int m, Rule rule, int s,
-                                   uint64_t source) {
+                                   uint64_t source, Load load) {
     const std::string name = std::filesystem::path(path).filename().string();
     auto bad = [&](const std::string& what) { return FormatError(name + ": " + what); };
     const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
@@ -305,19 +309,36 @@ PackedLayer PackedLayer::read_file(const std::string& path, int m, Rule rule, in
     p.s_ = s;
     p.header_bytes_ = header_bytes;
     p.data_bytes_ = data_bytes;
-    p.header_mem_ = HugePages(header_bytes);
-    p.data_mem_ = HugePages(data_bytes);
-    uint8_t* hdr = static_cast<uint8_t*>(p.header_mem_.data());
-    uint8_t* dat = static_cast<uint8_t*>(p.data_mem_.data());
-    read_at(hdr, header_bytes, start);
-    read_at(dat, data_bytes, start + header_bytes);
+    const uint8_t* hdr;
+    const uint8_t* dat;
+    if (load == Load::Mapped) {
+        try {
+            p.header_mem_ = HugePages::map_file(fd, file_size);
+        } catch (const std::runtime_error& e) {
+            throw bad(e.what());
+        }
+        hdr = static_cast<const uint8_t*>(p.header_mem_.data()) + start;
+        dat = hdr + header_bytes;
+    } else {
+        p.header_mem_ = HugePages(header_bytes);
+        p.data_mem_ = HugePages(data_bytes);
+        uint8_t* h = static_cast<uint8_t*>(p.header_mem_.data());
+        uint8_t* d = static_cast<uint8_t*>(p.data_mem_.data());
+        read_at(h, header_bytes, start);
+        read_at(d, data_bytes, start + header_bytes);
+        hdr = h;
+        dat = d;
+    }
+    p.headers_ = reinterpret_cast<const Header*>(hdr);
+    p.data_ = dat;
     std::vector<uint64_t> got;
     piece_checksums(hdr, header_bytes, got);
     piece_checksums(dat, data_bytes, got);
     for (uint64_t i = 0; i < pieces; ++i)
         if (got[i] != table[i])
             throw bad("piece " + std::to_string(i) + " checksum mismatch (damaged)");
-    // Every block inside the data and its lo at most s, whatever the checksums say.
+    // Every block inside the data, whatever the checksums say (a lo above s needs no check:
+    // get() clamps every value to [-s, s]).
     int64_t bad_group = -1;
     const Header* hs = p.headers();
 #pragma omp parallel for schedule(static) reduction(max : bad_group)
@@ -326,8 +347,7 @@ PackedLayer PackedLayer::read_file(const std::string& path, int m, Rule rule, in
         const uint64_t bits = 32 * (uint64_t(__builtin_popcount(h.plane[0])) +
                                     2 * uint64_t(__builtin_popcount(h.plane[1])) +
                                     4 * uint64_t(__builtin_popcount(h.plane[2])));
-        bool ok = h.offset <= data_bytes - 8 && bits / 8 <= data_bytes - 8 - h.offset;
-        for (unsigned j = 0; j < 32 && ok; ++j) ok = lo_of(h, j) <= unsigned(s);
+        const bool ok = h.offset <= data_bytes - 8 && bits / 8 <= data_bytes - 8 - h.offset;
         if (!ok) bad_group = std::max<int64_t>(bad_group, g);
     }
     if (bad_group >= 0) throw bad("group " + std::to_string(bad_group) + " out of range (damaged)");

@@ -55,7 +55,7 @@ namespace kalah::db {
 //   48      8     header checksum = kh64(the 64 header bytes with this field 0, then the
 //                 piece table)
 //   56      8     piece count P = ceil(H / kPiece) + ceil(D / kPiece)
-//   64      8*P   piece table: kh64 of each kPiece-byte piece (the last of a region may
+//   64      8*P   piece table: kh64w of each kPiece-byte piece (the last of a region may
 //                 be shorter) of the group headers, then of the data
 //   ...           zero padding to a multiple of 4096
 //   ...     H     the group headers, then D bytes of data (the data offsets of the headers
@@ -65,7 +65,11 @@ namespace kalah::db {
 // s and its data inside D; a value read from a block whose data was crafted is clamped to
 // s, so even a file with forged checksums cannot make a probe read outside the layer or
 // return a value outside [-s, s].
-constexpr uint32_t kPackedVersion = 1;
+//
+// Versions: 1 (2026-12-01) piece checksums were kh64; 2 (2026-12-01) kh64w, four times
+// faster to check (a twin of another version is stale: build-db rewrites it, and a search
+// packs that layer from its .kdb meanwhile).
+constexpr uint32_t kPackedVersion = 2;
 
 class PackedLayer {
   public:
@@ -100,7 +104,13 @@ class PackedLayer {
     void write_file(const std::string& path, int m, Rule rule, uint64_t source) const;
     // Reads a packed twin of layer s of (m, rule) packed from the .kdb with file checksum
     // `source`. Throws FormatError (db/format.h), naming the file, if it is not one.
-    static PackedLayer read_file(const std::string& path, int m, Rule rule, int s, uint64_t source);
+    // Mapped: the file is memory-mapped and probed in place (no copy; the pages are the
+    // page cache's, shared by every process that maps the file); otherwise it is copied
+    // to anonymous huge pages (fewer TLB misses for a long search). Both check everything
+    // before returning.
+    enum class Load { Copy, Mapped };
+    static PackedLayer read_file(const std::string& path, int m, Rule rule, int s, uint64_t source,
+                                 Load load = Load::Copy);
     // Whether `path` looks like the packed twin of that .kdb: its header only (a cheap test
     // for "present and not stale"; read_file checks everything).
     static bool twin_matches(const std::string& path, int m, Rule rule, int s, uint64_t source);
@@ -146,11 +156,15 @@ class PackedLayer {
             unsigned(h.lo[byte]) | (byte + 1 < 28 ? unsigned(h.lo[byte + 1]) << 8 : 0);
         return (two >> (bit % 8)) & 127;
     }
-    const Header* headers() const { return static_cast<const Header*>(header_mem_.data()); }
-    const uint8_t* data() const { return static_cast<const uint8_t*>(data_mem_.data()); }
+    const Header* headers() const { return headers_; }
+    const uint8_t* data() const { return data_; }
 
+    // The memory held: headers and data in two anonymous mappings, or one file mapping
+    // (header_mem_) holding both. headers_ and data_ point into them.
     HugePages header_mem_;
     HugePages data_mem_;
+    const Header* headers_ = nullptr;
+    const uint8_t* data_ = nullptr;
     uint64_t header_bytes_ = 0;
     uint64_t data_bytes_ = 0;
     uint64_t n_ = 0;

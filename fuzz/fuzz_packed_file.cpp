@@ -5,8 +5,8 @@
 // file of the corpus reads and a mutated one is checked field by field. Each input is
 // tried as it is and with its piece table and header checksum recomputed (as a crafted
 // file would have them), so that mutated headers and data get past the checksums to the
-// checks behind them. A layer that reads must give every entry inside [-s, s] through
-// get() and unpack(). db::FormatError is the only acceptable failure.
+// checks behind them. A layer that reads (copied or mapped) must give every entry inside
+// [-s, s] through get() and unpack(). db::FormatError is the only acceptable failure.
 #include <unistd.h>
 
 #include <algorithm>
@@ -41,7 +41,7 @@ std::vector<uint8_t> with_checksums(std::vector<uint8_t> f) {
     std::vector<uint64_t> table;
     auto region = [&](uint64_t at, uint64_t bytes) {
         for (uint64_t p = 0; p < bytes; p += piece)
-            table.push_back(db::kh64(f.data() + at + p, std::min(piece, bytes - p)));
+            table.push_back(db::kh64w(f.data() + at + p, std::min(piece, bytes - p)));
     };
     if (start <= f.size() && header_bytes <= f.size() - start &&
         data_bytes <= f.size() - start - header_bytes) {
@@ -61,15 +61,18 @@ void check(const std::vector<uint8_t>& bytes, int m, Rule rule, int s) {
         fs::temp_directory_path() / ("kalah_fuzz_packed_" + std::to_string(::getpid()) + ".kpk");
     fuzz_bytes::write_file(file, bytes);
     const uint64_t source = bytes.size() >= 48 ? get_u64(&bytes[40]) : 0;
-    try {
-        const db::PackedLayer p = db::PackedLayer::read_file(file.string(), m, rule, s, source);
-        std::vector<int8_t> all(p.size());
-        p.unpack(all.data());
-        for (uint64_t r = 0; r < p.size(); ++r) {
-            const int v = p.get(r);
-            if (v < -s || v > s) __builtin_trap();  // a value outside the layer's range
+    for (const auto load : {db::PackedLayer::Load::Copy, db::PackedLayer::Load::Mapped}) {
+        try {
+            const db::PackedLayer p =
+                db::PackedLayer::read_file(file.string(), m, rule, s, source, load);
+            std::vector<int8_t> all(p.size());
+            p.unpack(all.data());
+            for (uint64_t r = 0; r < p.size(); ++r) {
+                const int v = p.get(r);
+                if (v < -s || v > s) __builtin_trap();  // a value outside the layer's range
+            }
+        } catch (const db::FormatError&) {
         }
-    } catch (const db::FormatError&) {
     }
     fs::remove(file);
 }

@@ -226,7 +226,7 @@ void forge_checksums(std::string& f) {
     auto region = [&](uint64_t at, uint64_t bytes) {
         for (uint64_t p = 0; p < bytes; p += db::PackedLayer::kPiece)
             table.push_back(
-                db::kh64(f.data() + at + p, std::min(db::PackedLayer::kPiece, bytes - p)));
+                db::kh64w(f.data() + at + p, std::min(db::PackedLayer::kPiece, bytes - p)));
     };
     region(start, header_bytes);
     region(start + header_bytes, data_bytes);
@@ -272,6 +272,23 @@ TEST_SUITE("db") {
             }
         };
         same_values(*twins);
+        // Probed in place in the mapped twins: the same values, and every layer's twin read
+        // both ways holds the same entries.
+        auto mapped = db::Database::open(d, m, rule, size_t(1) << 30, &why, nullptr,
+                                         db::Database::Layout::Mapped);
+        REQUIRE(mapped);
+        CHECK(mapped->packed_layers() == k + 1);
+        same_values(*mapped);
+        for (int s = 0; s <= k; ++s) {
+            const std::string path = (dir.path / db::PackedLayer::file_name(m, rule, s)).string();
+            const uint64_t src = kdb_checksum(d, m, rule, s);
+            const auto copy = db::PackedLayer::read_file(path, m, rule, s, src);
+            const auto map =
+                db::PackedLayer::read_file(path, m, rule, s, src, db::PackedLayer::Load::Mapped);
+            REQUIRE(map.size() == copy.size());
+            for (uint64_t r = 0; r < copy.size(); ++r)
+                if (map.get(r) != copy.get(r)) REQUIRE(map.get(r) == copy.get(r));
+        }
         db::VerifyOptions vo;
         vo.dir = d;
         vo.sample = 50;
@@ -297,6 +314,9 @@ TEST_SUITE("db") {
         flipped[flipped.size() - 20] ^= 4;
         write_bytes(twin, flipped);
         CHECK_THROWS_AS(db::PackedLayer::read_file(twin.string(), m, rule, s, source),
+                        db::FormatError);
+        CHECK_THROWS_AS(db::PackedLayer::read_file(twin.string(), m, rule, s, source,
+                                                   db::PackedLayer::Load::Mapped),
                         db::FormatError);
         // verify-db names a damaged twin.
         const db::VerifyResult bad_twin = db::verify_database(vo);
@@ -324,12 +344,26 @@ TEST_SUITE("db") {
         write_bytes(twin, crafted);
         CHECK_THROWS_WITH_AS(db::PackedLayer::read_file(twin.string(), m, rule, s, source),
                              doctest::Contains("out of range"), db::FormatError);
+        CHECK_THROWS_WITH_AS(db::PackedLayer::read_file(twin.string(), m, rule, s, source,
+                                                        db::PackedLayer::Load::Mapped),
+                             doctest::Contains("out of range"), db::FormatError);
+        // A block's lo above s: read, and every value of the block clamped to [-s, s] (block
+        // 0's lo is 127 and block 1's too: lo bits 0..13 set).
         crafted = good;
-        crafted[headers_at + 20] = static_cast<char>(0x7f);  // block 0's lo: 127 > s
+        crafted[headers_at + 20] = static_cast<char>(0xff);
+        crafted[headers_at + 21] = static_cast<char>(crafted[headers_at + 21] | 0x3f);
         forge_checksums(crafted);
         write_bytes(twin, crafted);
-        CHECK_THROWS_WITH_AS(db::PackedLayer::read_file(twin.string(), m, rule, s, source),
-                             doctest::Contains("out of range"), db::FormatError);
+        for (const auto load : {db::PackedLayer::Load::Copy, db::PackedLayer::Load::Mapped}) {
+            const db::PackedLayer p =
+                db::PackedLayer::read_file(twin.string(), m, rule, s, source, load);
+            for (uint64_t r = 0; r < 2 * db::PackedLayer::kBlock; ++r) CHECK(p.get(r) == s);
+            for (uint64_t r = 2 * db::PackedLayer::kBlock; r < p.size(); ++r) {
+                const int v = p.get(r);
+                if (v < -s || v > s) REQUIRE(v >= -s);
+                if (v > s) REQUIRE(v <= s);
+            }
+        }
         crafted = good;
         const uint64_t header_bytes = [&] {
             uint64_t v;
