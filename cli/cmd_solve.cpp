@@ -67,7 +67,8 @@ int run_solve(const std::vector<std::string>& args) {
                   << ", \"nodes\": " << nodes << ", \"seconds\": " << secs
                   << ", \"nodes_per_second\": " << uint64_t(nps) << ", \"threads\": " << o.threads
                   << ", \"cpu_seconds\": " << cpu << ", \"tt_mib\": " << table_mib
-                  << ", \"tt_budget_mib\": " << o.tt_mb << "}\n";
+                  << ", \"tt_budget_mib\": " << o.tt_mb
+                  << ", \"db_seeds\": " << (db ? db->max_seeds() : -1) << "}\n";
         return 0;
     }
     std::cout << "Kalah(" << m << "," << n << "), rule " << rule_name(rule) << "\n"

@@ -6,7 +6,13 @@ unfinished (empty value). Kalah(6,6) is attempted only when --budget-66 is given
 databases are built first (or reused) per (m, rule) with `kalah build-db`.
 
 Usage: scripts/reproduce_table.py [--kalah build/kalah] [--budget 600] [--budget-66 SECONDS]
-                                  [--db-dir kalah-db] [--threads N] [--only M,N,...]
+                                  [--db-dir kalah-db] [--deep-db DIR] [--threads N]
+                                  [--only M,N,...] [--cells "M,N M,N ..."]
+
+--deep-db DIR: a directory of deeper databases built beforehand (results/db.md gives the
+build-db commands, e.g. 6 pits to 30 seeds); a (m, rule) with layers there is solved with
+them instead of the default database. --cells: solve only these cells and keep every other
+row of the existing table.csv in --out (e.g. --cells "6,5 5,6" after a deep build).
 Needs python3 (standard library only). At its end it draws results/table.png with
 scripts/plot_table.py when gnuplot is installed (Debian: apt-get install gnuplot-nox), and
 says how to get it when not.
@@ -87,6 +93,10 @@ def main():
     ap.add_argument("--threads", type=int, default=os.cpu_count() or 1)
     ap.add_argument("--tt-mb", type=int, default=8192)
     ap.add_argument("--only", default="", help="comma list of m values to run (default all)")
+    ap.add_argument("--deep-db", default="",
+                    help="directory of deeper databases, used for the (m, rule) it holds")
+    ap.add_argument("--cells", default="",
+                    help='solve only these cells ("M,N M,N"), keeping the other rows of table.csv')
     ap.add_argument("--out", default="results")
     args = ap.parse_args()
 
@@ -99,13 +109,30 @@ def main():
     machine = f"{os.cpu_count()} cores, {cpu_model()}"
     date = datetime.date.today().isoformat()
     only = {int(x) for x in args.only.split(",") if x}
+    only_cells = {tuple(int(x) for x in c.split(",")) for c in args.cells.split()}
+    kept = []  # rows of the existing table that --cells leaves alone
+    if only_cells:
+        only |= {m for m, _ in only_cells}
+        old_csv = os.path.join(args.out, "table.csv")
+        if os.path.exists(old_csv):
+            with open(old_csv, newline="") as f:
+                for r in csv.DictReader(f):
+                    for key in ("pits", "seeds", "threads"):
+                        r[key] = int(r[key])
+                    r["value"] = int(r["value"]) if r["value"] != "" else ""
+                    if (r["pits"], r["seeds"]) not in only_cells:
+                        kept.append(r)
     rows = []
     for rule in RULES:
         for m in range(1, 7):
             if only and m not in only:
                 continue
             db_args, db_size = [], 0
-            if not args.no_db:
+            deep = args.deep_db and os.path.exists(
+                os.path.join(args.deep_db, f"kalah-m{m}-{rule}-s0.kdb"))
+            if deep and not args.no_db:
+                db_args, db_size = ["--db", args.deep_db], ""
+            elif not args.no_db:
                 k = db_seeds(m)
                 t0 = time.time()
                 b = run([args.kalah, "build-db", "--pits", str(m), "--rule", rule,
@@ -118,6 +145,8 @@ def main():
                 db_args = ["--db", args.db_dir]
                 db_size = k
             for n in range(1, 7):
+                if only_cells and (m, n) not in only_cells:
+                    continue
                 budget = args.budget_66 if (m, n) == (6, 6) else args.budget
                 row = {"pits": m, "seeds": n, "rule": rule, "value": "", "result": "",
                        "best": "", "nodes": "", "seconds": "", "threads": args.threads,
@@ -136,6 +165,8 @@ def main():
                         value = j["value"]
                         row.update(value=value, result=j["result"], best=j["best_turn"],
                                    nodes=j["nodes"], seconds=round(j["seconds"], 3))
+                        if j.get("db_seeds", -1) >= 0:
+                            row["db_seeds"] = j["db_seeds"]
                     except subprocess.TimeoutExpired:
                         row.update(seconds=f">{budget:.0f}")
                     print(f"Kalah({m},{n}) {rule}: {row['value'] if value is not None else 'unfinished'}"
@@ -143,6 +174,8 @@ def main():
                 row["published"] = check(rule, m, n, value)
                 rows.append(row)
 
+    rows += kept
+    rows.sort(key=lambda r: (RULES.index(r["rule"]), r["pits"], r["seeds"]))
     os.makedirs(args.out, exist_ok=True)
     fields = ["pits", "seeds", "rule", "value", "result", "best", "nodes", "seconds", "threads",
               "db_seeds", "date", "machine", "version", "published"]
@@ -179,10 +212,12 @@ def main():
                     mark = {"match": "", "differs": " *", "not published": " ?"}[r["published"]]
                     out.append(f"{r['value']:+d}{mark}" if r["value"] else f"0{mark}")
                 f.write(f"| {m} | " + " | ".join(out) + " |\n")
-            f.write("\n| m | n | value | best | nodes | seconds | published |\n|---|---|---|---|---|---|---|\n")
+            f.write("\n| m | n | value | best | nodes | seconds | database | date | published |\n"
+                    "|---|---|---|---|---|---|---|---|---|\n")
             for (m, n), r in sorted(cells.items()):
+                db = f"0..{r['db_seeds']}" if str(r["db_seeds"]) not in ("", "0", "-1") else "none"
                 f.write(f"| {m} | {n} | {r['value']} | {r['best']} | {r['nodes']} | {r['seconds']} | "
-                        f"{r['published']} |\n")
+                        f"{db} | {r['date']} | {r['published']} |\n")
             f.write("\n")
     os.replace(md_path + ".tmp", md_path)
     png_path = os.path.join(args.out, "table.png")

@@ -93,7 +93,7 @@ def cli(*args):
 
 
 TIMING = {"nodes", "seconds", "nodes_per_second", "cpu_seconds", "threads", "tt_mib",
-          "tt_budget_mib", "pits", "seeds"}
+          "tt_budget_mib", "pits", "seeds", "db_seeds"}
 
 
 def same(api_obj, cli_obj, what, drop=TIMING):

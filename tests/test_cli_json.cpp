@@ -66,6 +66,7 @@ TEST_SUITE("cli") {
         CHECK(s["cpu_seconds"].is_number());
         CHECK(s["tt_mib"].is_number());
         CHECK(s["tt_budget_mib"] == 16);
+        CHECK(s["db_seeds"] == -1);  // no database: the run gives no --db
 
         // query of the same start: the same value; `best` = the moves whose value is it,
         // and solve's best move is among them.
