@@ -782,12 +782,23 @@ std::vector<MoveValue> Solver::move_values(const Board& b) {
 
 std::vector<PlayedMove> Solver::principal_variation(const Board& start) {
     Impl::Call call(*impl_);
+    // Whether the pits value of c (stores zero, game not over) is at least beta, beta of
+    // c's parity: one null-window pass (or a database probe), not a whole MTD(f).
+    auto at_least = [&](const Board& c, int beta, bool expect_high) {
+        const int s = c.seeds_in_pits();
+        if (s <= impl_->db_max) return impl_->opts.db->probe(c) >= beta;
+        if (beta > s) return false;
+        if (beta <= -s) return true;
+        return impl_->measured(s, [&] { return impl_->search_pass(beta, c, expect_high); }) >= beta;
+    };
     std::vector<PlayedMove> pv;
     Board b = start;
     int v = b.over() ? 0 : impl_->pits_value_guess(b, impl_->opts.guess.value_or(0), false);
     while (!b.over()) {
         const Board pits = b.without_stores();
-        // Try the TT's best move first, then the others, until one keeps the value.
+        // Try the TT's best move first, then the others, until one keeps the value. v is
+        // the largest child value, so a child keeps it iff its value is at least v: one
+        // null-window test of the child decides, and then gives the child's exact value.
         const TTProbe e = impl_->tt.probe(TTKey::of(pits));
         std::vector<int> order;
         if (e.move >= 0 && pits.own_pit(e.move) > 0) order.push_back(e.move);
@@ -795,17 +806,25 @@ std::vector<PlayedMove> Solver::principal_variation(const Board& start) {
             if (p != e.move) order.push_back(p);
         bool found = false;
         for (int p : order) {
+            const bool first = p == order.front();
             Board cp = pits;
             const MoveResult r = cp.play(p, impl_->rule);
-            int cv = 0, child_v;
+            int cv = 0;
             if (r.over) {
-                child_v = store_diff(cp);
+                if (store_diff(cp) != v) continue;
             } else {
                 const int gain = r.extra ? cp.own_store() : cp.opp_store();
-                cv = impl_->pits_value_guess(cp, r.extra ? v - gain : gain - v, false);
-                child_v = r.extra ? gain + cv : gain - cv;
+                const Board child = cp.without_stores();
+                if (r.extra) {
+                    // gain + cv >= v  <=>  cv >= v - gain
+                    if (!at_least(child, v - gain, first)) continue;
+                    cv = v - gain;
+                } else {
+                    // gain - cv >= v  <=>  cv <= gain - v  <=>  not cv >= gain - v + 2
+                    if (at_least(child, gain - v + 2, !first)) continue;
+                    cv = gain - v;
+                }
             }
-            if (child_v != v) continue;
             const Side side = b.to_move();
             b.play(p, impl_->rule);
             pv.push_back({side, p, r, format_move(side, p, r)});

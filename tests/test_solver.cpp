@@ -261,7 +261,7 @@ TEST_SUITE("solver") {
         CHECK(st.value(Board::start(4, 3)) == 6);
     }
 
-    TEST_CASE("the principal variation replays to the value") {
+    TEST_CASE("the principal variation replays to the value, every move keeping it") {
         for (Rule rule : {Rule::Standard, Rule::EmptyCapture}) {
             for (auto [m, n] : {std::pair{3, 3}, {4, 3}, {4, 4}, {5, 2}, {6, 2}}) {
                 CAPTURE(m);
@@ -270,10 +270,16 @@ TEST_SUITE("solver") {
                 const Board start = Board::start(m, n);
                 const int v = s.value(start);
                 ref::Pos p = ref::start(m, n);
+                Board b = start;
                 for (const auto& mv : s.principal_variation(start)) {
                     REQUIRE_FALSE(ref::over(p));
                     REQUIRE(mv.side == (p.south_to_move ? Side::South : Side::North));
                     ref::play(p, mv.pit, rule);
+                    // Each position of the line has the root's value (South's margin), by a
+                    // solver that has not seen the line.
+                    b.play(mv.pit, rule);
+                    Solver fresh(m, rule, small_tt());
+                    REQUIRE(fresh.value(b) == v);
                 }
                 REQUIRE(ref::over(p));
                 CHECK(p.store_a - p.store_b == v);
