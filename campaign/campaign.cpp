@@ -59,18 +59,6 @@ Campaign::Campaign(Journal& journal, const db::Database* db)
     totals_.root_hi = tree_.root_hi();
 }
 
-void Campaign::record(const JobRecord& r) {
-    journal_.append(r);  // durable first: the tree is a function of the journal
-    tree_.set_in_flight(board_of_key(journal_.params().m, r.key), false);
-    tree_.apply(r);
-    ++totals_.jobs;
-    ++totals_.run_jobs;
-    totals_.splits += r.kind == JobRecord::Kind::Split;
-    totals_.nodes += r.nodes;
-    totals_.run_nodes += r.nodes;
-    totals_.job_seconds += r.seconds;
-}
-
 Progress Campaign::progress() const {
     Progress p = totals_;
     p.run_seconds = since(start_);
@@ -82,40 +70,64 @@ Progress Campaign::progress() const {
     return p;
 }
 
-int Campaign::run(WorkerPool& pool, int guess,
-                  const std::function<void(const Progress&)>& on_progress,
-                  double progress_seconds) {
-    auto last = Clock::now();
+int solve_tree(ProofTree& tree, WorkerPool& pool, int guess,
+               const std::function<void(const JobRecord&)>& on_record,
+               const std::function<void(int beta, bool pass_done)>& after_job, int* passes) {
+    const int m = tree.root().pits();
     int in_flight = 0;
-    while (tree_.root_lo() < tree_.root_hi()) {
+    auto finish_one = [&] {
+        const JobRecord r = pool.wait();
+        --in_flight;
+        on_record(r);  // durable first: the tree is a function of the journal
+        tree.set_in_flight(board_of_key(m, r.key), false);
+        tree.apply(r);
+    };
+    while (tree.root_lo() < tree.root_hi()) {
         // Step 1. The pass's question, from the bounds alone (a resumed run asks the same).
-        const int beta = tree_.next_beta(guess);
-        totals_.beta = beta;
+        const int beta = tree.next_beta(guess);
         // Step 2. Settle it: keep the workers busy with the most-proving jobs, apply each
         // result as it comes back.
-        while (!tree_.decided(beta)) {
+        while (!tree.decided(beta)) {
             while (in_flight < pool.capacity()) {
-                const std::optional<Job> job = tree_.select(beta);
+                const std::optional<Job> job = tree.select(beta);
                 if (!job) break;
-                tree_.set_in_flight(job->pos, true);
+                tree.set_in_flight(job->pos, true);
                 pool.submit(*job);
                 ++in_flight;
             }
             if (in_flight == 0) throw std::logic_error("campaign: an open question without a job");
-            record(pool.wait());
-            --in_flight;
-            if (on_progress && since(last) >= progress_seconds) {
-                on_progress(progress());
-                last = Clock::now();
-            }
+            finish_one();
+            if (after_job) after_job(beta, false);
         }
-        ++totals_.passes;
-        if (on_progress) on_progress(progress());
-        last = Clock::now();
+        if (passes) ++*passes;
+        if (after_job) after_job(beta, true);
     }
     // Jobs still out are proven facts too: keep them rather than run them again later.
-    for (; in_flight > 0; --in_flight) record(pool.wait());
-    return tree_.root_lo();
+    while (in_flight > 0) finish_one();
+    return tree.root_lo();
+}
+
+int Campaign::run(WorkerPool& pool, int guess,
+                  const std::function<void(const Progress&)>& on_progress,
+                  double progress_seconds) {
+    auto last = Clock::now();
+    auto on_record = [&](const JobRecord& r) {
+        journal_.append(r);
+        ++totals_.jobs;
+        ++totals_.run_jobs;
+        totals_.splits += r.kind == JobRecord::Kind::Split;
+        totals_.nodes += r.nodes;
+        totals_.run_nodes += r.nodes;
+        totals_.job_seconds += r.seconds;
+    };
+    auto after_job = [&](int beta, bool pass_done) {
+        totals_.beta = beta;
+        if (on_progress && (pass_done || since(last) >= progress_seconds)) {
+            on_progress(progress());
+            last = Clock::now();
+        }
+    };
+    return solve_tree(tree_, pool, guess, on_record, after_job, &totals_.passes);
 }
 
 std::string progress_line(const Progress& p) {

@@ -56,6 +56,15 @@ class LocalWorkers : public WorkerPool {
     std::vector<Job> queue_;
 };
 
+// The manager's loop over any tree: runs jobs on `pool` until the root's value is exact and
+// returns it. Each finished job's record goes to on_record (which makes it durable) and is
+// then applied to the tree; after_job runs after each (may be empty). guess: the first
+// pass's threshold (ProofTree::next_beta); passes counts the passes settled.
+int solve_tree(ProofTree& tree, WorkerPool& pool, int guess,
+               const std::function<void(const JobRecord&)>& on_record,
+               const std::function<void(int beta, bool pass_done)>& after_job,
+               int* passes = nullptr);
+
 // Where a campaign stands: from the journal, and what this run added.
 struct Progress {
     uint64_t jobs = 0, splits = 0, nodes = 0;  // every record of the journal
@@ -90,8 +99,6 @@ class Campaign {
     const ProofTree& tree() const { return tree_; }
 
   private:
-    void record(const JobRecord& r);
-
     Journal& journal_;
     ProofTree tree_;
     Progress totals_;

@@ -229,6 +229,11 @@ Journal Journal::open(const std::string& dir, const CampaignParams& p, std::stri
 void Journal::append(const JobRecord& r) {
     unsigned char buf[kRecordBytes];
     encode_record(r, header_checksum_, records_.size(), buf);
+    JobRecord check;
+    if (const std::string why =
+            decode_record(buf, header_checksum_, records_.size(), params_, check);
+        !why.empty())
+        throw std::logic_error("campaign journal: refusing to write a bad record (" + why + ")");
     size_t done = 0;
     while (done < kRecordBytes) {
         const ssize_t k = ::write(fd_, buf + done, kRecordBytes - done);

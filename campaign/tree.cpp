@@ -20,8 +20,12 @@ int round_down(int seeds, int r) { return ((r - seeds) & 1) ? r - 1 : r; }
 
 }  // namespace
 
-ProofTree::ProofTree(const CampaignParams& p, const db::Database* db) : params_(p), db_(db) {
-    node_of(Board::start(p.m, p.n).without_stores());
+ProofTree::ProofTree(const CampaignParams& p, const db::Database* db)
+    : ProofTree(p, db, Board::start(p.m, p.n)) {}
+
+ProofTree::ProofTree(const CampaignParams& p, const db::Database* db, const Board& root)
+    : params_(p), db_(db) {
+    node_of(root.without_stores());
 }
 
 int ProofTree::normal_beta(int seeds, int beta) { return round_up(seeds, beta); }

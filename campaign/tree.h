@@ -55,6 +55,8 @@ class ProofTree {
     // The campaign's root is the start of Kalah(m,n); db (may be null) resolves positions it
     // holds without jobs.
     ProofTree(const CampaignParams& p, const db::Database* db);
+    // A tree rooted at another position (pits only; for tests of the split logic).
+    ProofTree(const CampaignParams& p, const db::Database* db, const Board& root);
 
     // Applies a record (a job's result). Throws ContradictionError.
     void apply(const JobRecord& r);
