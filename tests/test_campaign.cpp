@@ -177,6 +177,20 @@ TEST_SUITE("campaign") {
         }
     }
 
+    TEST_CASE("a job stops near a small node budget") {
+        // Limits are checked every 256 nodes or more often under a budget below 1 M nodes
+        // (solver.cpp, Worker::beat_mask), not only every 65 k.
+        for (const uint64_t budget : {uint64_t(1000), uint64_t(3000), uint64_t(20000)}) {
+            Solver solver(5, Rule::Standard, job_options(budget));
+            CHECK_THROWS_AS(solver.test(Board::start(5, 4), 10), SearchStopped);
+            CHECK(solver.stats().nodes >= budget);
+            CHECK(solver.stats().nodes <= budget + std::max<uint64_t>(256, budget / 16));
+            const JobRecord r = run_job(solver, Job{Board::start(5, 4), 10});
+            CHECK(r.kind == JobRecord::Kind::Split);
+            CHECK(r.nodes <= budget + std::max<uint64_t>(256, budget / 16));
+        }
+    }
+
     TEST_CASE("campaign values equal the solver's on small boards, with jobs split") {
         struct Case {
             int m, n;
@@ -487,6 +501,10 @@ TEST_SUITE("campaign") {
         const JournalContents c = read_journal(d + "/" + kJournalName);
         CHECK(c.damage.empty());
         CHECK(no_job_twice(c.records));
+        // Splits are finished jobs too: journaled, or a resumed run would split them again.
+        CHECK(std::count_if(c.records.begin(), c.records.end(), [](const JobRecord& x) {
+                  return x.kind == JobRecord::Kind::Split;
+              }) > 0);
     }
 
 }  // TEST_SUITE
