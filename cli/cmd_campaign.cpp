@@ -128,8 +128,9 @@ int run_campaign(const std::vector<std::string>& args) {
     // clang-format on
     add_solver_options(opts, expert);
     add_output_options(opts);
-    expert.add_options()("guess", po::value<int>()->default_value(0),
-                         "first threshold of the MTD(f) passes (South's margin)");
+    expert.add_options()("guess", po::value<int>(),
+                         "first threshold of the MTD(f) passes (South's margin; default: the "
+                         "solver's depth-10 estimate, as solve)");
     po::variables_map vm;
     if (!parse_options("campaign",
                        "--pits M --seeds N [--rule R] --dir D [--job-nodes B] [options]\n"
@@ -176,7 +177,10 @@ int run_campaign(const std::vector<std::string>& args) {
         append_csv(dir, p);
         if (show) std::cerr << progress_line(p) << "\n";
     };
-    const int value = campaign.run(workers, vm["guess"].as<int>(), report, every);
+    // The first pass's threshold, as solve's first MTD(f) guess (only the number of passes
+    // depends on it; later passes follow from the proven bounds).
+    const int guess = vm.count("guess") ? vm["guess"].as<int>() : workers.solver().estimate(start);
+    const int value = campaign.run(workers, guess, report, every);
     const Progress p = campaign.progress();
     append_csv(dir, p);
     const std::vector<std::string> best = best_move_texts(campaign.tree(), rule, start);

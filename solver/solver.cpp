@@ -756,6 +756,11 @@ int Solver::pits_value(const Board& b) {
     return impl_->pits_value_guess(b, impl_->estimate(b.without_stores(), kEstimateDepth, -1000, 1000), true);
 }
 
+int Solver::estimate(const Board& b) const {
+    if (b.over()) return b.seeds_in_row_own() - b.seeds_in_row_opp();
+    return impl_->estimate(b.without_stores(), kEstimateDepth, -1000, 1000);
+}
+
 namespace {
 // South's final margin from a position's mover's-view margin.
 int south_margin(const Board& b, int mover_margin) {

@@ -478,7 +478,7 @@ TEST_SUITE("campaign") {
                         "-q", "--dir", d.c_str(), static_cast<char*>(nullptr));
                 ::_exit(127);
             }
-            ::usleep(20000 + rng() % 200000);
+            ::usleep(5000 + rng() % 150000);
             ::kill(pid, SIGKILL);
             int status = 0;
             ::waitpid(pid, &status, 0);
