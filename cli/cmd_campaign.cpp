@@ -13,6 +13,9 @@
 #include "cli/command.h"
 #include "cli/reports.h"
 #include "db/database.h"
+#ifdef KALAH_MPI
+#include "mpi/mpi_workers.h"
+#endif
 
 namespace kalah::cli {
 namespace {
@@ -23,6 +26,23 @@ using namespace kalah::campaign;
 // nodes a core-second, so that the journal's fsync per job costs nothing.
 constexpr uint64_t kDefaultJobNodes = 100'000'000;
 constexpr const char* kProgressCsv = "progress.csv";
+
+#ifdef KALAH_MPI
+// The MPI session of this process when it runs under mpirun (else null).
+const mpi::Session* g_session = nullptr;
+#endif
+int rank() {
+#ifdef KALAH_MPI
+    if (g_session) return g_session->rank();
+#endif
+    return 0;
+}
+int ranks() {
+#ifdef KALAH_MPI
+    if (g_session) return g_session->size();
+#endif
+    return 1;
+}
 
 std::string signed_text(int v) {
     char buf[16];
@@ -140,7 +160,7 @@ int run_campaign(const std::vector<std::string>& args) {
     if (!vm.count("dir")) throw InputError("--dir is required (the campaign directory)");
     const std::string dir = vm["dir"].as<std::string>();
     if (dir.empty()) throw InputError("--dir must not be empty");
-    if (vm.count("status")) return run_status(vm, dir);
+    if (vm.count("status")) return rank() == 0 ? run_status(vm, dir) : 0;
     if (!vm.count("pits") || !vm.count("seeds"))
         throw InputError("--pits and --seeds are required (or --status)");
     const Rule rule = parse_rule(vm["rule"].as<std::string>());
@@ -150,6 +170,22 @@ int run_campaign(const std::vector<std::string>& args) {
     if (job_nodes < 1000 || job_nodes > uint64_t(1) << 50)
         throw InputError("--job-nodes must be between 1000 and 2^50");
 
+#ifdef KALAH_MPI
+    // A worker rank: the same solver options, its database compared with the manager's,
+    // then jobs until the manager says stop. It never touches the campaign directory.
+    if (rank() != 0) {
+        std::unique_ptr<db::Database> db;
+        SolverOptions o = solver_options(vm, "campaign", m, rule, start.seeds_in_pits(), db, false);
+        o.heartbeat = {};
+        o.node_limit = job_nodes;
+        const std::string why = mpi::compare_fingerprints(mpi::database_fingerprint(
+            vm["db"].as<std::string>(), m, rule, db ? db->max_seeds() : -1));
+        if (!why.empty()) throw std::runtime_error(why);
+        Solver solver(m, rule, o);
+        mpi::serve_jobs(solver, m);
+        return 0;
+    }
+#endif
     // Step 1. The directory: its journal checked (a damaged tail cut off) and locked.
     std::string damage;
     std::optional<Journal> journal;
@@ -166,8 +202,25 @@ int run_campaign(const std::vector<std::string>& args) {
     SolverOptions o = solver_options(vm, "campaign", m, rule, start.seeds_in_pits(), db, false);
     o.heartbeat = {};  // the campaign's own progress line instead
     o.node_limit = job_nodes;
+#ifdef KALAH_MPI
+    if (g_session) {
+        const std::string why = mpi::compare_fingerprints(mpi::database_fingerprint(
+            vm["db"].as<std::string>(), m, rule, db ? db->max_seeds() : -1));
+        if (!why.empty()) throw std::runtime_error(why);
+    }
+#endif
     Campaign campaign(*journal, db.get());
-    LocalWorkers workers(m, rule, o);
+    // One worker in this process, or (under mpirun with more than one rank) every other rank.
+    std::unique_ptr<WorkerPool> pool;
+    const LocalWorkers* local = nullptr;
+#ifdef KALAH_MPI
+    if (ranks() > 1) pool = std::make_unique<mpi::MpiWorkers>(ranks());
+#endif
+    if (!pool) {
+        auto w = std::make_unique<LocalWorkers>(m, rule, o);
+        local = w.get();
+        pool = std::move(w);
+    }
 
     // Step 3. Run to the exact value, a progress line on stderr and a row of progress.csv
     // every few seconds and after each pass.
@@ -179,14 +232,17 @@ int run_campaign(const std::vector<std::string>& args) {
     };
     // The first pass's threshold, as solve's first MTD(f) guess (only the number of passes
     // depends on it; later passes follow from the proven bounds).
-    const int guess = vm.count("guess") ? vm["guess"].as<int>() : workers.solver().estimate(start);
-    const int value = campaign.run(workers, guess, report, every);
+    const int guess =
+        vm.count("guess") ? vm["guess"].as<int>() : Solver(m, rule, o).estimate(start);
+    const int value = campaign.run(*pool, guess, report, every);
     const Progress p = campaign.progress();
     append_csv(dir, p);
     const std::vector<std::string> best = best_move_texts(campaign.tree(), rule, start);
     const double secs = p.run_seconds;
     const double nps = secs > 0 ? p.run_nodes / secs : 0;
-    const double table_mib = double(workers.solver().stats().tt_bytes) / (1 << 20);
+    // The in-process worker's table and CPU time (0 when the workers are other ranks).
+    const double table_mib = local ? double(local->solver().stats().tt_bytes) / (1 << 20) : 0;
+    const double cpu = local ? local->solver().stats().cpu_seconds : 0;
     if (vm.count("json")) {
         std::cout << "{\"pits\": " << m << ", \"seeds\": " << n
                   << ", \"position\": " << json_string(format_position(start))
@@ -196,7 +252,7 @@ int run_campaign(const std::vector<std::string>& args) {
             std::cout << (i ? ", " : "") << json_string(best[i]);
         std::cout << "], \"nodes\": " << p.run_nodes << ", \"seconds\": " << secs
                   << ", \"nodes_per_second\": " << uint64_t(nps) << ", \"threads\": " << o.threads
-                  << ", \"cpu_seconds\": " << workers.solver().stats().cpu_seconds
+                  << ", \"cpu_seconds\": " << cpu << ", \"ranks\": " << ranks()
                   << ", \"tt_mib\": " << table_mib << ", \"tt_budget_mib\": " << o.tt_mb
                   << ", \"job_nodes\": " << job_nodes << ", \"passes\": " << p.passes << ", "
                   << campaign_fields_json(p, dir) << "}\n";
@@ -213,11 +269,25 @@ int run_campaign(const std::vector<std::string>& args) {
               << " passes this run\n"
               << "nodes: " << p.run_nodes << ", seconds: " << secs << ", nodes/s: " << uint64_t(nps)
               << " (this run; the journal holds " << p.nodes << " nodes)\n"
-              << "threads: " << o.threads << ", job budget: " << job_nodes << " nodes\n";
+              << "threads: " << o.threads << ", job budget: " << job_nodes << " nodes"
+              << (ranks() > 1 ? ", workers: " + std::to_string(ranks() - 1) + " MPI ranks" : "")
+              << "\n";
     return 0;
 }
 
 int guarded_campaign(const std::vector<std::string>& args) {
+#ifdef KALAH_MPI
+    if (mpi::launched_by_mpirun()) {
+        const mpi::Session session;
+        g_session = &session;
+        const int status = guarded("campaign", run_campaign, args);
+        // An error on one rank ends them all: no rank may wait for a message that will not
+        // come.
+        if (status != 0) mpi::Session::abort_all(status);
+        g_session = nullptr;
+        return status;
+    }
+#endif
     return guarded("campaign", run_campaign, args);
 }
 const RegisterCommand reg_campaign({"campaign",

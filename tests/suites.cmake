@@ -69,3 +69,16 @@ if(KALAH_SERVE)
            COMMAND ${KALAH_PYTHON3} ${PROJECT_SOURCE_DIR}/tests/serve_browser_test.py $<TARGET_FILE:kalah>)
   set_tests_properties(serve-browser PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT 600)
 endif()
+
+# `kalah campaign` under mpirun with 1, 2 and 3 ranks, and a rank killed mid-run (exit 77,
+# skipped, where mpirun or the MPI build is absent: CMakeLists.txt, KALAH_MPI).
+if(KALAH_SANITIZE STREQUAL "" AND NOT KALAH_FUZZ)
+  if(TARGET kalah_mpi AND KALAH_MPIRUN)
+    set(kalah_mpirun ${KALAH_MPIRUN})
+  else()
+    set(kalah_mpirun "")
+  endif()
+  add_test(NAME campaign-mpi
+           COMMAND bash ${PROJECT_SOURCE_DIR}/tests/mpi_campaign_test.sh $<TARGET_FILE:kalah> "${kalah_mpirun}")
+  set_tests_properties(campaign-mpi PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT 600)
+endif()
