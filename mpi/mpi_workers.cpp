@@ -3,10 +3,12 @@
 
 #include <mpi.h>
 
+#include <chrono>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <stdexcept>
+#include <thread>
 
 #include "db/format.h"
 
@@ -15,6 +17,18 @@ namespace {
 
 constexpr int kTagJob = 1, kTagStop = 2, kTagRecord = 3;
 constexpr int kRecordWords = 7;
+
+// Waits for a message from `source` with `tag` (either may be MPI_ANY_*) by probing with
+// short sleeps: a blocking MPI_Recv busy-polls in Open MPI, and the manager's core (or an
+// idle worker's) would be taken from the searches of the other ranks on the same machine.
+MPI_Status await_message(int source, int tag) {
+    MPI_Status st;
+    for (int flag = 0;;) {
+        MPI_Iprobe(source, tag, MPI_COMM_WORLD, &flag, &st);
+        if (flag) return st;
+        std::this_thread::sleep_for(std::chrono::microseconds(200));
+    }
+}
 
 }  // namespace
 
@@ -108,8 +122,8 @@ void MpiWorkers::submit(const campaign::Job& job) {
 campaign::JobRecord MpiWorkers::wait() {
     if (busy_ == 0) throw std::logic_error("MpiWorkers: no job in flight");
     uint64_t msg[kRecordWords];
-    MPI_Status st;
-    MPI_Recv(msg, kRecordWords, MPI_UINT64_T, MPI_ANY_SOURCE, kTagRecord, MPI_COMM_WORLD, &st);
+    MPI_Status st = await_message(MPI_ANY_SOURCE, kTagRecord);
+    MPI_Recv(msg, kRecordWords, MPI_UINT64_T, st.MPI_SOURCE, kTagRecord, MPI_COMM_WORLD, &st);
     --busy_;
     idle_.push_back(st.MPI_SOURCE);
     campaign::JobRecord r;
@@ -125,8 +139,8 @@ campaign::JobRecord MpiWorkers::wait() {
 void serve_jobs(Solver& solver, int m) {
     for (;;) {
         uint64_t msg[3];
-        MPI_Status st;
-        MPI_Recv(msg, 3, MPI_UINT64_T, 0, MPI_ANY_TAG, MPI_COMM_WORLD, &st);
+        MPI_Status st = await_message(0, MPI_ANY_TAG);
+        MPI_Recv(msg, 3, MPI_UINT64_T, 0, st.MPI_TAG, MPI_COMM_WORLD, &st);
         if (st.MPI_TAG == kTagStop) return;
         const Cells key = (Cells(msg[1]) << 64) | msg[0];
         const campaign::Job job{campaign::board_of_key(m, key), static_cast<int>(int64_t(msg[2]))};
