@@ -3,11 +3,15 @@
 # ranks on Kalah(4,4) in both rules the value equals `kalah solve`'s and the journal holds
 # no (position, beta) job twice; then one rank is killed with SIGKILL mid-run (mpirun ends
 # the others) and the same command resumes to the same value, still no job twice.
-# Usage: mpi_campaign_test.sh KALAH MPIRUN-or-empty. Exit 77 (skipped) where there is no
-# mpirun or the binary was built without MPI.
+# Usage: mpi_campaign_test.sh KALAH MPIRUN (empty: none found; no-mpi-build: kalah built
+# without MPI). Exit 77 (skipped) where there is no mpirun or no MPI build.
 set -euo pipefail
 kalah=$1
 mpirun=${2:-}
+if [ "$mpirun" = "no-mpi-build" ]; then
+    echo "kalah built without MPI (cmake -DKALAH_MPI=ON builds it): skipped"
+    exit 77
+fi
 if [ -z "$mpirun" ] || ! command -v "$mpirun" >/dev/null; then
     echo "mpirun not found (apt-get install openmpi-bin libopenmpi-dev): skipped"
     exit 77
@@ -15,7 +19,8 @@ fi
 dir=$(mktemp -d /tmp/kalah_mpi_test.XXXXXX)
 trap 'rm -rf "$dir"' EXIT
 run() { "$mpirun" --oversubscribe --allow-run-as-root -np "$@"; }
-solve_args="--pits 4 --seeds 4 --db /nonexistent --tt-mb 16 --threads 1 -q"
+base="--pits 4 --seeds 4 --tt-mb 16 --threads 1 -q"
+solve_args="$base --db /nonexistent"
 args="$solve_args --job-nodes 2000"
 
 # The journal's (position, beta) pairs are all different, and it has no torn tail.
@@ -44,6 +49,17 @@ for rule in standard empty-capture; do
         echo "ok: $rule, $np ranks: $got"
     done
 done
+
+# A worker whose endgame database is not the manager's: refused before any job, one line.
+"$kalah" build-db --pits 4 --max-seeds 8 --db "$dir/db" -q >/dev/null 2>&1
+if "$mpirun" --oversubscribe --allow-run-as-root -np 1 "$kalah" campaign $base --job-nodes 2000 \
+        --db "$dir/db" --dir "$dir/mixed" : -np 1 "$kalah" campaign $args --dir "$dir/mixed" \
+        >"$dir/mixed.out" 2>"$dir/mixed.err"; then
+    echo "FAIL: ranks with different databases ran"; exit 1
+fi
+grep -q "rank 1's endgame database differs from rank 0's" "$dir/mixed.err" ||
+    { echo "FAIL: no line naming the rank whose database differs"; cat "$dir/mixed.err"; exit 1; }
+echo "ok: a rank with another database is refused"
 
 # SIGKILL of one rank (a worker or the manager) at a random moment, then resume.
 d="$dir/killed"
