@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <bit>
 #include <chrono>
 #include <climits>
 #include <cmath>
@@ -95,6 +96,10 @@ void run_team(int threads, F&& f) {
 // Per-thread search state.
 struct Worker {
     uint64_t nodes = 0;
+    // The thread calls beat() when (nodes & beat_mask) == 0: every kBeatNodes nodes, or
+    // more often under a small node limit (Solver::Impl::Call), so that a job of a proof
+    // campaign with a budget of a few thousand nodes stops near its budget.
+    uint64_t beat_mask = kBeatNodes - 1;
     uint64_t nodes_reported = 0;  // part of `nodes` already added to Impl::live_nodes
     // What this thread's TT stores did, not yet reported (parallel only;
     // Solver::Impl::report_table_counts).
@@ -167,6 +172,10 @@ struct Solver::Impl {
     // from restarting them.
     bool limited = false;
     uint64_t node_end = 0;  // 0: no node limit
+    // Worker::beat_mask of the call's searches: kBeatNodes - 1, or under a node limit below
+    // 16 kBeatNodes a power of two minus one near limit / 16 (at least 255), so that a
+    // limit of a few thousand nodes is overrun by at most a sixteenth (and by 255 nodes).
+    uint64_t beat_mask = kBeatNodes - 1;
     std::optional<Clock::time_point> deadline;
     int call_depth = 0;
     struct Call {
@@ -175,6 +184,9 @@ struct Solver::Impl {
             if (s.call_depth++ > 0) return;
             s.limited = s.opts.stop || s.opts.node_limit || s.opts.time_limit_seconds > 0;
             s.node_end = s.opts.node_limit ? s.nodes + s.opts.node_limit : 0;
+            s.beat_mask = kBeatNodes - 1;
+            if (s.opts.node_limit && s.opts.node_limit < 16 * kBeatNodes)
+                s.beat_mask = std::bit_floor(std::max<uint64_t>(s.opts.node_limit / 16, 256)) - 1;
             s.deadline.reset();
             if (s.opts.time_limit_seconds > 0)
                 s.deadline =
@@ -485,7 +497,7 @@ int Solver::Impl::search(Worker& w, const Board& b, const TTKey& key, int alpha,
                          const Expansion* pre, bool cut) {
     // Step 1. Count the node. Inside the database (only when the search starts there:
     // children in it are resolved by their parent, step 3) the value is probed.
-    if ((++w.nodes & (kBeatNodes - 1)) == 0) beat(w);
+    if ((++w.nodes & w.beat_mask) == 0) beat(w);
     const int s = b.seeds_in_pits();
     if (s <= db_max) {
         const int v = opts.db->probe(b);
@@ -605,6 +617,7 @@ int Solver::Impl::search_pass(int beta, const Board& pits, bool expect_high) {
     live_nodes.store(0);
     if ((threads == 1 && opts.use_plain_path) || pits.seeds_in_pits() < opts.parallel_min_seeds) {
         Worker w;
+        w.beat_mask = beat_mask;
         const int r = search<false>(w, pits, TTKey::of(pits), beta - 1, beta);
         nodes += w.nodes;
         return r;
@@ -625,6 +638,7 @@ int Solver::Impl::search_pass(int beta, const Board& pits, bool expect_high) {
         run_team(threads, [&](int id) noexcept {
             try {
                 Worker w;
+                w.beat_mask = beat_mask;
                 w.id = id;
                 w.root = &pits;
                 if (expect_high && opts.use_follow)
@@ -740,6 +754,11 @@ int Solver::pits_value(const Board& b) {
     Impl::Call call(*impl_);
     if (impl_->opts.guess || b.over()) return impl_->pits_value_guess(b, impl_->opts.guess.value_or(0), true);
     return impl_->pits_value_guess(b, impl_->estimate(b.without_stores(), kEstimateDepth, -1000, 1000), true);
+}
+
+int Solver::estimate(const Board& b) const {
+    if (b.over()) return b.seeds_in_row_own() - b.seeds_in_row_opp();
+    return impl_->estimate(b.without_stores(), kEstimateDepth, -1000, 1000);
 }
 
 namespace {

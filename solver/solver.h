@@ -127,6 +127,10 @@ public:
     // unit of work of a proof split into jobs. A finished game returns its exact value.
     int test(const Board& b, int beta);
 
+    // The first MTD(f) guess pits_value uses without SolverOptions::guess: a depth-10
+    // alpha-beta estimate of the pits value of b (seeds banked so far). Not a bound.
+    int estimate(const Board& b) const;
+
     const SolverStats& stats() const;  // accumulated over all calls
     void clear();                      // empty the TT and reset stats
 

@@ -9,11 +9,12 @@ set(KALAH_TEST_SUITES
   analysis
   bench
   parallel
+  campaign
 )
 # Labels pick what the sanitizer builds of .ci/run run (ctest -L): `asan` the suites run
 # under ASan+UBSan, `tsan` those that run threads (the parallel search and its shared TT,
 # the CLI's --threads), under TSan. Measured times: results/ci.md.
-set(KALAH_ASAN_SUITES core notation cli db solver analysis bench parallel)
+set(KALAH_ASAN_SUITES core notation cli db solver analysis bench parallel campaign)
 set(KALAH_TSAN_SUITES solver parallel)
 foreach(suite ${KALAH_TEST_SUITES})
   add_test(NAME ${suite} COMMAND kalah_tests --test-suite=${suite} --no-version)
@@ -67,4 +68,20 @@ if(KALAH_SERVE)
   add_test(NAME serve-browser
            COMMAND ${KALAH_PYTHON3} ${PROJECT_SOURCE_DIR}/tests/serve_browser_test.py $<TARGET_FILE:kalah>)
   set_tests_properties(serve-browser PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT 600)
+endif()
+
+# `kalah campaign` under mpirun with 1, 2 and 3 ranks, and a rank killed mid-run (exit 77,
+# skipped, where mpirun or the MPI build is absent: CMakeLists.txt, KALAH_MPI; CI runs it
+# in its build-mpi).
+if(KALAH_SANITIZE STREQUAL "" AND NOT KALAH_FUZZ)
+  if(NOT TARGET kalah_mpi)
+    set(kalah_mpirun no-mpi-build)
+  elseif(KALAH_MPIRUN)
+    set(kalah_mpirun ${KALAH_MPIRUN})
+  else()
+    set(kalah_mpirun "")
+  endif()
+  add_test(NAME campaign-mpi
+           COMMAND bash ${PROJECT_SOURCE_DIR}/tests/mpi_campaign_test.sh $<TARGET_FILE:kalah> "${kalah_mpirun}")
+  set_tests_properties(campaign-mpi PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT 600)
 endif()

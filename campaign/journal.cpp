@@ -1,0 +1,248 @@
+// Journal of a proof campaign: record encoding, checked reading, durable appends.
+#include "campaign/journal.h"
+
+#include <fcntl.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+
+#include "core/notation.h"
+#include "db/format.h"
+
+namespace kalah::campaign {
+namespace {
+
+void put_u16(unsigned char* p, uint16_t v) {
+    for (int i = 0; i < 2; ++i) p[i] = static_cast<unsigned char>(v >> (8 * i));
+}
+void put_u32(unsigned char* p, uint32_t v) {
+    for (int i = 0; i < 4; ++i) p[i] = static_cast<unsigned char>(v >> (8 * i));
+}
+void put_u64(unsigned char* p, uint64_t v) {
+    for (int i = 0; i < 8; ++i) p[i] = static_cast<unsigned char>(v >> (8 * i));
+}
+uint16_t get_u16(const unsigned char* p) { return static_cast<uint16_t>(p[0] | (p[1] << 8)); }
+uint32_t get_u32(const unsigned char* p) {
+    uint32_t v = 0;
+    for (int i = 3; i >= 0; --i) v = (v << 8) | p[i];
+    return v;
+}
+uint64_t get_u64(const unsigned char* p) {
+    uint64_t v = 0;
+    for (int i = 7; i >= 0; --i) v = (v << 8) | p[i];
+    return v;
+}
+
+std::string errno_text() { return std::strerror(errno); }
+
+// Checks the 64 header bytes; returns the empty string or the problem.
+std::string check_header(const unsigned char* h, CampaignParams& p, uint64_t& checksum) {
+    if (std::memcmp(h, kJournalMagic, 8) != 0) return "not a campaign journal (bad magic)";
+    if (get_u64(h + 56) != db::kh64(h, 56)) return "header checksum mismatch (damaged)";
+    if (const uint32_t v = get_u32(h + 8); v != kJournalVersion)
+        return "format version " + std::to_string(v) + " (this kalah reads version " +
+               std::to_string(kJournalVersion) + ")";
+    p.m = h[12];
+    p.n = h[13];
+    if (p.m < 1 || p.m > kMaxPits || p.n < 1 || 2 * p.m * p.n > kMaxSeeds)
+        return "bad board in header (m " + std::to_string(p.m) + ", n " + std::to_string(p.n) + ")";
+    if (h[14] > 1) return "bad rule " + std::to_string(h[14]) + " in header";
+    p.rule = h[14] == 0 ? Rule::Standard : Rule::EmptyCapture;
+    if (get_u32(h + 16) != kRecordBytes) return "bad record size in header";
+    if (h[15] != 0) return "reserved header bytes not zero";
+    for (int i = 20; i < 56; ++i)
+        if (h[i] != 0) return "reserved header bytes not zero";
+    checksum = get_u64(h + 56);
+    return "";
+}
+
+}  // namespace
+
+std::string journal_header(const CampaignParams& p) {
+    unsigned char h[kJournalHeaderBytes] = {};
+    std::memcpy(h, kJournalMagic, 8);
+    put_u32(h + 8, kJournalVersion);
+    h[12] = static_cast<unsigned char>(p.m);
+    h[13] = static_cast<unsigned char>(p.n);
+    h[14] = p.rule == Rule::Standard ? 0 : 1;
+    put_u32(h + 16, kRecordBytes);
+    put_u64(h + 56, db::kh64(h, 56));
+    return std::string(reinterpret_cast<const char*>(h), sizeof h);
+}
+
+void encode_record(const JobRecord& r, uint64_t header_checksum, uint64_t index,
+                   unsigned char out[kRecordBytes]) {
+    std::memset(out, 0, kRecordBytes);
+    out[0] = static_cast<unsigned char>(r.kind);
+    put_u16(out + 2, static_cast<uint16_t>(static_cast<int16_t>(r.beta)));
+    put_u16(out + 4, static_cast<uint16_t>(static_cast<int16_t>(r.result)));
+    put_u64(out + 8, static_cast<uint64_t>(r.key));
+    put_u64(out + 16, static_cast<uint64_t>(r.key >> 64));
+    put_u64(out + 24, r.nodes);
+    uint64_t secs;
+    std::memcpy(&secs, &r.seconds, 8);
+    put_u64(out + 32, secs);
+    put_u64(out + 40, db::kh64(out, 40, header_checksum + index));
+}
+
+std::string decode_record(const unsigned char in[kRecordBytes], uint64_t header_checksum,
+                          uint64_t index, const CampaignParams& p, JobRecord& r) {
+    if (get_u64(in + 40) != db::kh64(in, 40, header_checksum + index)) return "checksum mismatch";
+    if (in[0] != 1 && in[0] != 2) return "bad kind " + std::to_string(in[0]);
+    if (in[1] != 0 || in[6] != 0 || in[7] != 0) return "reserved bytes not zero";
+    r.kind = static_cast<JobRecord::Kind>(in[0]);
+    r.beta = static_cast<int16_t>(get_u16(in + 2));
+    r.result = static_cast<int16_t>(get_u16(in + 4));
+    r.key = (static_cast<Cells>(get_u64(in + 16)) << 64) | get_u64(in + 8);
+    r.nodes = get_u64(in + 24);
+    const uint64_t secs = get_u64(in + 32);
+    std::memcpy(&r.seconds, &secs, 8);
+    // The position: m pits a row in slots 0..m-1 and m+1..2m, every other byte zero.
+    int s = 0;
+    for (int i = 0; i < 16; ++i) {
+        const int v = static_cast<int>(static_cast<uint64_t>(r.key >> (8 * i)) & 0xff);
+        const bool pit = i < p.m || (i > p.m && i <= 2 * p.m);
+        if (!pit && v != 0) return "bad position (a store or unused byte not zero)";
+        s += v;
+    }
+    if (s > 2 * p.m * p.n) return "bad position (" + std::to_string(s) + " seeds)";
+    if (r.beta < -s - 2 || r.beta > s + 2) return "beta out of range";
+    if (r.kind == JobRecord::Kind::Bound && (r.result < -s || r.result > s))
+        return "result out of range";
+    if (r.kind == JobRecord::Kind::Split && r.result != 0) return "split with a result";
+    if (!(r.seconds >= 0 && r.seconds < 1e9)) return "bad seconds";
+    return "";
+}
+
+Board board_of_key(int m, Cells key) {
+    int own[kMaxPits], opp[kMaxPits];
+    for (int i = 0; i < m; ++i) {
+        own[i] = static_cast<int>(static_cast<uint64_t>(key >> (8 * i)) & 0xff);
+        opp[i] = static_cast<int>(static_cast<uint64_t>(key >> (8 * (m + 1 + i))) & 0xff);
+    }
+    return Board::from_rows(m, own, opp, 0, 0, Side::South);
+}
+
+JournalContents read_journal(const std::string& path) {
+    JournalContents c;
+    const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) throw JournalError(path + ": cannot open: " + errno_text());
+    std::string data;
+    char buf[1 << 16];
+    for (;;) {
+        const ssize_t k = ::read(fd, buf, sizeof buf);
+        if (k < 0) {
+            const std::string e = errno_text();
+            ::close(fd);
+            throw JournalError(path + ": read failed: " + e);
+        }
+        if (k == 0) break;
+        data.append(buf, static_cast<size_t>(k));
+    }
+    ::close(fd);
+    c.file_bytes = data.size();
+    if (data.size() < kJournalHeaderBytes)
+        throw JournalError(path + ": too short for a campaign journal (" +
+                           std::to_string(data.size()) + " bytes)");
+    const auto* bytes = reinterpret_cast<const unsigned char*>(data.data());
+    if (const std::string why = check_header(bytes, c.params, c.header_checksum); !why.empty())
+        throw JournalError(path + ": " + why);
+    const uint64_t checksum = c.header_checksum;
+    const uint64_t whole = (data.size() - kJournalHeaderBytes) / kRecordBytes;
+    for (uint64_t i = 0; i < whole; ++i) {
+        JobRecord r;
+        const std::string why =
+            decode_record(bytes + kJournalHeaderBytes + i * kRecordBytes, checksum, i, c.params, r);
+        if (!why.empty()) {
+            c.damage = "record " + std::to_string(i + 1) + " of " + std::to_string(whole) +
+                       " is damaged (" + why + ")";
+            break;
+        }
+        c.records.push_back(r);
+    }
+    c.good_bytes = kJournalHeaderBytes + c.records.size() * kRecordBytes;
+    if (c.damage.empty() && c.good_bytes != c.file_bytes)
+        c.damage =
+            "torn record at the end (" + std::to_string(c.file_bytes - c.good_bytes) + " bytes)";
+    return c;
+}
+
+Journal::Journal(Journal&& o) noexcept
+    : fd_(o.fd_),
+      path_(std::move(o.path_)),
+      params_(o.params_),
+      header_checksum_(o.header_checksum_),
+      records_(std::move(o.records_)) {
+    o.fd_ = -1;
+}
+
+Journal::~Journal() {
+    if (fd_ >= 0) ::close(fd_);
+}
+
+Journal Journal::open(const std::string& dir, const CampaignParams& p, std::string& damage) {
+    damage.clear();
+    namespace fs = std::filesystem;
+    std::error_code ec;
+    fs::create_directories(dir, ec);
+    if (ec) throw JournalError(dir + ": cannot create the campaign directory: " + ec.message());
+    Journal j;
+    j.path_ = (fs::path(dir) / kJournalName).string();
+    if (!fs::exists(j.path_, ec)) {
+        const std::string h = journal_header(p);
+        try {
+            db::write_file_durably(j.path_, {{h.data(), h.size()}});
+        } catch (const std::exception& e) {
+            throw JournalError(j.path_ + ": " + e.what());
+        }
+    }
+    j.fd_ = ::open(j.path_.c_str(), O_RDWR | O_CLOEXEC);
+    if (j.fd_ < 0) throw JournalError(j.path_ + ": cannot open: " + errno_text());
+    // Held until the descriptor closes (also at a kill): one manager per directory.
+    if (::flock(j.fd_, LOCK_EX | LOCK_NB) != 0)
+        throw JournalError(j.path_ + ": locked: another campaign is running in " + dir);
+    JournalContents c = read_journal(j.path_);
+    if (!(c.params == p))
+        throw JournalMismatch(j.path_ + " is a campaign of Kalah(" + std::to_string(c.params.m) +
+                              "," + std::to_string(c.params.n) + "), rule " +
+                              rule_name(c.params.rule) + ", not Kalah(" + std::to_string(p.m) +
+                              "," + std::to_string(p.n) + "), rule " + rule_name(p.rule));
+    if (!c.damage.empty()) {
+        // Never trusted: cut off, durably, before anything is appended after it.
+        if (::ftruncate(j.fd_, static_cast<off_t>(c.good_bytes)) != 0 || ::fsync(j.fd_) != 0)
+            throw JournalError(j.path_ + ": cannot truncate the damaged tail: " + errno_text());
+        damage = j.path_ + ": " + c.damage + "; truncated to " + std::to_string(c.records.size()) +
+                 " good records";
+    }
+    if (::lseek(j.fd_, static_cast<off_t>(c.good_bytes), SEEK_SET) < 0)
+        throw JournalError(j.path_ + ": seek failed: " + errno_text());
+    j.params_ = c.params;
+    j.records_ = std::move(c.records);
+    j.header_checksum_ = c.header_checksum;
+    return j;
+}
+
+void Journal::append(const JobRecord& r) {
+    unsigned char buf[kRecordBytes];
+    encode_record(r, header_checksum_, records_.size(), buf);
+    JobRecord check;
+    if (const std::string why =
+            decode_record(buf, header_checksum_, records_.size(), params_, check);
+        !why.empty())
+        throw std::logic_error("campaign journal: refusing to write a bad record (" + why + ")");
+    size_t done = 0;
+    while (done < kRecordBytes) {
+        const ssize_t k = ::write(fd_, buf + done, kRecordBytes - done);
+        if (k < 0 && errno == EINTR) continue;
+        if (k <= 0) throw JournalError(path_ + ": write failed: " + errno_text());
+        done += static_cast<size_t>(k);
+    }
+    if (::fdatasync(fd_) != 0) throw JournalError(path_ + ": fsync failed: " + errno_text());
+    records_.push_back(r);
+}
+
+}  // namespace kalah::campaign

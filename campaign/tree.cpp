@@ -1,0 +1,254 @@
+// The manager's proof tree (contract and choice rule in campaign/tree.h).
+#include "campaign/tree.h"
+
+#include <algorithm>
+#include <limits>
+#include <string>
+
+#include "core/notation.h"
+#include "db/database.h"
+
+namespace kalah::campaign {
+namespace {
+
+constexpr uint64_t kInf = std::numeric_limits<uint64_t>::max() / 4;
+uint64_t add_capped(uint64_t a, uint64_t b) { return std::min(kInf, a + b); }
+
+// v == seeds (mod 2): the least bound of that parity >= r, the greatest <= r.
+int round_up(int seeds, int r) { return ((r - seeds) & 1) ? r + 1 : r; }
+int round_down(int seeds, int r) { return ((r - seeds) & 1) ? r - 1 : r; }
+
+}  // namespace
+
+ProofTree::ProofTree(const CampaignParams& p, const db::Database* db)
+    : ProofTree(p, db, Board::start(p.m, p.n)) {}
+
+ProofTree::ProofTree(const CampaignParams& p, const db::Database* db, const Board& root)
+    : params_(p), db_(db) {
+    node_of(root.without_stores());
+}
+
+int ProofTree::normal_beta(int seeds, int beta) { return round_up(seeds, beta); }
+
+int ProofTree::node_of(const Board& pits) {
+    const Cells key = pits.pits_key();
+    if (auto it = index_.find(key); it != index_.end()) return it->second;
+    Node n;
+    n.pos = board_of_key(params_.m, key);
+    n.seeds = n.pos.seeds_in_pits();
+    n.job_lo = -n.seeds;
+    n.job_hi = n.seeds;
+    if (n.pos.over()) {
+        n.job_lo = n.job_hi = n.pos.seeds_in_row_own() - n.pos.seeds_in_row_opp();
+    } else if (db_ && n.seeds <= db_->max_seeds()) {
+        n.job_lo = n.job_hi = db_->probe(n.pos);
+    }
+    bool split = false;
+    if (auto f = facts_.find(key); f != facts_.end()) {
+        n.job_lo = std::max(n.job_lo, f->second.lo);
+        n.job_hi = std::min(n.job_hi, f->second.hi);
+        split = f->second.split;
+        if (n.job_lo > n.job_hi)
+            throw ContradictionError("the journal's bounds on " + format_position(n.pos) +
+                                     " contradict the endgame database");
+    }
+    n.lo = n.job_lo;
+    n.hi = n.job_hi;
+    const int i = static_cast<int>(nodes_.size());
+    nodes_.push_back(std::move(n));
+    index_.emplace(key, i);
+    if (split) expand(i);
+    return i;
+}
+
+void ProofTree::expand(int i) {
+    if (nodes_[i].expanded) return;
+    nodes_[i].expanded = true;
+    ++expanded_;
+    std::vector<Edge> edges;
+    const Board pos = nodes_[i].pos;
+    for (const int pit : pos.legal_moves()) {
+        Board c = pos;
+        const MoveResult r = c.play(pit, params_.rule);
+        Edge e;
+        e.pit = pit;
+        if (r.over) {
+            // View unchanged, rows swept: the margin is final.
+            e.over = true;
+            e.gain = c.own_store() - c.opp_store();
+        } else {
+            // Stores were zero before the move, and only the mover's store grows.
+            e.extra = r.extra;
+            e.gain = r.extra ? c.own_store() : c.opp_store();
+            e.child = node_of(c.without_stores());  // may grow nodes_
+            nodes_[e.child].parents.push_back(i);
+        }
+        edges.push_back(e);
+    }
+    nodes_[i].edges = std::move(edges);
+    update(i);
+}
+
+std::pair<int, int> ProofTree::edge_bounds(const Edge& e) const {
+    if (e.over) return {e.gain, e.gain};
+    const Node& c = nodes_[e.child];
+    if (e.extra) return {e.gain + c.lo, e.gain + c.hi};
+    return {e.gain - c.hi, e.gain - c.lo};
+}
+
+void ProofTree::update(int start) {
+    std::vector<int> work{start};
+    while (!work.empty()) {
+        const int i = work.back();
+        work.pop_back();
+        Node& n = nodes_[i];
+        int lo = n.job_lo, hi = n.job_hi;
+        if (n.expanded) {
+            int dlo = std::numeric_limits<int>::min(), dhi = std::numeric_limits<int>::min();
+            for (const Edge& e : n.edges) {
+                const auto [elo, ehi] = edge_bounds(e);
+                dlo = std::max(dlo, elo);
+                dhi = std::max(dhi, ehi);
+            }
+            lo = std::max(lo, dlo);
+            hi = std::min(hi, dhi);
+        }
+        if (lo > hi)
+            throw ContradictionError("contradictory bounds on " + format_position(n.pos) + ": [" +
+                                     std::to_string(lo) + ", " + std::to_string(hi) + "]");
+        const bool changed = lo != n.lo || hi != n.hi;
+        n.lo = lo;
+        n.hi = hi;
+        if (changed) work.insert(work.end(), n.parents.begin(), n.parents.end());
+    }
+}
+
+void ProofTree::apply(const JobRecord& r) {
+    const Board pos = board_of_key(params_.m, r.key);
+    const int s = pos.seeds_in_pits();
+    auto [it, fresh] = facts_.try_emplace(r.key, Fact{-s, s, false});
+    Fact& f = it->second;
+    if (r.kind == JobRecord::Kind::Split) {
+        f.split = true;
+    } else if (r.result >= r.beta) {
+        f.lo = std::max(f.lo, round_up(s, r.result));
+    } else {
+        f.hi = std::min(f.hi, round_down(s, r.result));
+    }
+    if (f.lo > f.hi)
+        throw ContradictionError("contradictory job results on " + format_position(pos) + ": [" +
+                                 std::to_string(f.lo) + ", " + std::to_string(f.hi) + "]");
+    const auto found = index_.find(r.key);
+    if (found == index_.end()) return;  // kept in facts_ for when the position is reached
+    const int i = found->second;
+    nodes_[i].job_lo = std::max(nodes_[i].job_lo, f.lo);
+    nodes_[i].job_hi = std::min(nodes_[i].job_hi, f.hi);
+    if (f.split) expand(i);  // no-op when expanded already; updates otherwise
+    update(i);
+}
+
+ProofTree::Numbers ProofTree::numbers(int i, int beta) {
+    const Node& n = nodes_[i];
+    beta = normal_beta(n.seeds, beta);
+    if (n.lo >= beta) return {0, kInf};
+    if (n.hi < beta) return {kInf, 0};
+    // A job in flight may settle this question, but no second job should be sent here.
+    if (!n.expanded)
+        return in_flight_.count(n.pos.pits_key()) ? Numbers{kInf, kInf} : Numbers{1, 1};
+    const uint64_t memo_key = (uint64_t(i) << 10) | uint64_t(beta + 512);
+    if (auto it = memo_.find(memo_key); it != memo_.end()) return it->second;
+    Numbers out{kInf, 0};
+    for (const Edge& e : nodes_[i].edges) {
+        Numbers m;
+        if (e.over) {
+            m = e.gain >= beta ? Numbers{0, kInf} : Numbers{kInf, 0};
+        } else if (e.extra) {
+            m = numbers(e.child, beta - e.gain);
+        } else {
+            const Numbers c = numbers(e.child, e.gain - beta + 1);
+            m = {c.dn, c.pn};
+        }
+        out.pn = std::min(out.pn, m.pn);
+        out.dn = add_capped(out.dn, m.dn);
+    }
+    memo_.emplace(memo_key, out);
+    return out;
+}
+
+std::optional<Job> ProofTree::select(int beta) {
+    memo_.clear();
+    int i = 0;
+    for (;;) {
+        const Node& n = nodes_[i];
+        beta = normal_beta(n.seeds, beta);
+        if (n.lo >= beta || n.hi < beta) {
+            if (i == 0) return std::nullopt;
+            throw std::logic_error("campaign: descended into a decided question");
+        }
+        if (!n.expanded) {
+            if (in_flight_.count(n.pos.pits_key())) return std::nullopt;
+            return Job{n.pos, beta};
+        }
+        // The move with the least proof number (the first on a tie).
+        uint64_t best = kInf + 1;
+        int next = -1, next_beta = 0;
+        for (const Edge& e : n.edges) {
+            if (e.over) continue;
+            const int b = e.extra ? beta - e.gain : e.gain - beta + 1;
+            const Numbers c = numbers(e.child, b);
+            const uint64_t pn = e.extra ? c.pn : c.dn;
+            if (pn < best) best = pn, next = e.child, next_beta = b;
+        }
+        if (next < 0 || best == 0)
+            throw std::logic_error("campaign: no undecided move at an undecided position");
+        if (best >= kInf) return std::nullopt;  // every job that could help is in flight
+        i = next;
+        beta = next_beta;
+    }
+}
+
+bool ProofTree::decided(int beta) const {
+    const Node& r = nodes_[0];
+    beta = normal_beta(r.seeds, beta);
+    return r.lo >= beta || r.hi < beta;
+}
+
+void ProofTree::set_in_flight(const Board& pos, bool on) {
+    if (on)
+        in_flight_[pos.pits_key()] = 1;
+    else
+        in_flight_.erase(pos.pits_key());
+}
+
+int ProofTree::next_beta(int guess) const {
+    const Node& r = nodes_[0];
+    const int g = round_up(r.seeds, std::clamp(guess, -r.seeds - 2, r.seeds + 2));
+    if (g > r.lo && g <= r.hi) return g;
+    return g <= r.lo ? r.lo + 2 : r.hi;
+}
+
+size_t ProofTree::open_positions() const {
+    size_t n = 0;
+    for (const Node& x : nodes_) n += !x.expanded && x.lo < x.hi;
+    return n;
+}
+
+std::vector<int> ProofTree::best_moves() const {
+    const Node& r = nodes_[0];
+    std::vector<int> out;
+    if (r.lo != r.hi || !r.expanded) return out;
+    for (const Edge& e : r.edges)
+        if (edge_bounds(e).first == r.lo) out.push_back(e.pit);
+    return out;
+}
+
+std::pair<int, int> ProofTree::bounds(const Board& pits) const {
+    const Cells key = pits.pits_key();
+    if (auto it = index_.find(key); it != index_.end())
+        return {nodes_[it->second].lo, nodes_[it->second].hi};
+    const int s = pits.seeds_in_pits();
+    if (auto f = facts_.find(key); f != facts_.end()) return {f->second.lo, f->second.hi};
+    return {-s, s};
+}
+
+}  // namespace kalah::campaign

@@ -1,0 +1,140 @@
+// The manager's proof tree: the top of the game graph, bounds per position, and the choice
+// of the next job by proof and disproof numbers.
+#pragma once
+
+// Nodes are pits-only positions (mover's view, stores zero; campaign/journal.h keys),
+// transpositions merged: the game graph has no cycles (a move either banks a seed or moves
+// seeds towards the mover's store), so the tree is a DAG. Every node carries proven bounds
+// lo <= v <= hi on its pits value v (solver/solver.h), from the jobs run on it and, once it
+// is expanded, from its moves: a move with gain g is worth g when it ends the game, g +
+// v(child) after an extra move (the same player moves again) and g - v(child) otherwise,
+// and v is the best move's worth. Children the endgame database holds are exact at once.
+//
+// A question "v(p) >= beta?" is an OR over p's moves: an extra move asks its child
+// "v(c) >= beta - g?", another move asks the negation of "v(c) >= g - beta + 1?". Proof and
+// disproof numbers (pn, dn) count the jobs that could still prove or disprove a question:
+// 0/inf once the bounds decide it, 1/1 at a position not expanded yet (a job), and at an
+// expanded position pn = the least pn of a move, dn = the sum of the moves' dn (a move's
+// pn/dn are its child question's, swapped when negated). The next job is the most-proving
+// one: from the root, always into the move with the least pn (the first on a tie), down to
+// a position not expanded; everything is a function of the tree, and the tree a function of
+// the journal's records (apply()), so a resumed campaign makes the same choices.
+//
+// The state is rebuilt from records only: a bound record tightens a position's bounds
+// (kept also for positions not in the tree yet), a split record expands it.
+
+#include <cstdint>
+#include <optional>
+#include <stdexcept>
+#include <unordered_map>
+#include <vector>
+
+#include "campaign/journal.h"
+#include "core/board.h"
+
+namespace kalah::db {
+class Database;
+}
+
+namespace kalah::campaign {
+
+// Records that cannot all be true (a damaged journal with valid checksums, or a wrong
+// search result); what() names the position.
+struct ContradictionError : std::runtime_error {
+    using std::runtime_error::runtime_error;
+};
+
+// A job: one null-window test of a position (pits only, South to move) with a budget.
+struct Job {
+    Board pos;
+    int beta = 0;
+};
+
+class ProofTree {
+  public:
+    // The campaign's root is the start of Kalah(m,n); db (may be null) resolves positions it
+    // holds without jobs.
+    ProofTree(const CampaignParams& p, const db::Database* db);
+    // A tree rooted at another position (pits only; for tests of the split logic).
+    ProofTree(const CampaignParams& p, const db::Database* db, const Board& root);
+
+    // Applies a record (a job's result). Throws ContradictionError.
+    void apply(const JobRecord& r);
+
+    // Whether the bounds decide "v(root) >= beta?".
+    bool decided(int beta) const;
+    // The most-proving job for "v(root) >= beta?" among positions not in flight, or nothing
+    // when the question is decided or every job that could help is in flight.
+    std::optional<Job> select(int beta);
+    // Marks a job's position as handed to a worker (select() passes it by) or back.
+    void set_in_flight(const Board& pos, bool on);
+    // The threshold of the next MTD(f) pass over the campaign: a value of the root's parity
+    // in (lo, hi], the guess when it is there, else the bound next to it (lo + 2 after a
+    // pass that raised lo, hi after one that lowered hi). Requires root_lo() < root_hi().
+    int next_beta(int guess) const;
+
+    int root_lo() const { return nodes_[0].lo; }
+    int root_hi() const { return nodes_[0].hi; }
+    const Board& root() const { return nodes_[0].pos; }
+    size_t size() const { return nodes_.size(); }
+    size_t expanded() const { return expanded_; }
+    // Positions not expanded whose value is not exact: where jobs may still be run.
+    size_t open_positions() const;
+    // Root moves whose worth is proven to equal the root's exact value (pits, 0-based), and
+    // their notation; empty when the root is not exact or was never expanded.
+    std::vector<int> best_moves() const;
+
+    // Bounds on v of any position in the tree or named by a record (for tests).
+    std::pair<int, int> bounds(const Board& pits) const;
+
+  private:
+    struct Edge {
+        int gain = 0;
+        int pit = 0;
+        bool extra = false;
+        bool over = false;  // the move ends the game: worth `gain` exactly
+        int child = -1;
+    };
+    struct Node {
+        Board pos;
+        int seeds = 0;
+        int lo = 0, hi = 0;          // proven bounds (jobs and moves)
+        int job_lo = 0, job_hi = 0;  // proven by jobs on this position (or the database)
+        bool expanded = false;
+        std::vector<Edge> edges;
+        std::vector<int> parents;
+    };
+    struct Fact {
+        int lo, hi;
+        bool split = false;
+    };
+    struct KeyHash {
+        size_t operator()(Cells k) const {
+            const uint64_t h =
+                (uint64_t(k) ^ (uint64_t(k >> 64) * 0x9e3779b97f4a7c15ull)) * 0xff51afd7ed558ccdull;
+            return size_t(h ^ (h >> 29));
+        }
+    };
+    struct Numbers {
+        uint64_t pn, dn;
+    };
+
+    int node_of(const Board& pits);  // finds or creates (with the facts known of it)
+    void expand(int i);
+    void update(int i);  // recomputes lo/hi from jobs and moves; propagates to parents
+    // Normalises "v >= beta" to the least beta' >= beta of the node's parity.
+    static int normal_beta(int seeds, int beta);
+    Numbers numbers(int i, int beta);
+    std::pair<int, int> edge_bounds(const Edge& e) const;
+
+    CampaignParams params_;
+    const db::Database* db_;
+    std::vector<Node> nodes_;
+    size_t expanded_ = 0;
+    std::unordered_map<Cells, int, KeyHash> index_;
+    std::unordered_map<Cells, Fact, KeyHash> facts_;
+    std::unordered_map<uint64_t, Numbers> memo_;  // numbers() of one select()
+    std::unordered_map<Cells, int, KeyHash> in_flight_;
+};
+
+}  // namespace kalah::campaign

@@ -1,0 +1,298 @@
+// `kalah campaign`: the exact value of Kalah(m,n) through a resumable proof campaign of
+// node-budgeted jobs (campaign/campaign.h), journaled in a directory; --status reads one.
+#include <unistd.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <optional>
+#include <sstream>
+
+#include "campaign/campaign.h"
+#include "cli/command.h"
+#include "cli/reports.h"
+#include "db/database.h"
+#ifdef KALAH_MPI
+#include "mpi/mpi_workers.h"
+#endif
+
+namespace kalah::cli {
+namespace {
+namespace po = boost::program_options;
+using namespace kalah::campaign;
+
+// Default node budget of a job: 100 M nodes, tens of seconds at this project's 3-6 M
+// nodes a core-second, so that the journal's fsync per job costs nothing.
+constexpr uint64_t kDefaultJobNodes = 100'000'000;
+constexpr const char* kProgressCsv = "progress.csv";
+
+#ifdef KALAH_MPI
+// The MPI session of this process when it runs under mpirun (else null).
+const mpi::Session* g_session = nullptr;
+#endif
+int rank() {
+#ifdef KALAH_MPI
+    if (g_session) return g_session->rank();
+#endif
+    return 0;
+}
+int ranks() {
+#ifdef KALAH_MPI
+    if (g_session) return g_session->size();
+#endif
+    return 1;
+}
+
+std::string signed_text(int v) {
+    char buf[16];
+    std::snprintf(buf, sizeof buf, v > 0 ? "%+d" : "%d", v);
+    return buf;
+}
+
+// The root's proven best moves in notation ("A2+"), South at the start.
+std::vector<std::string> best_move_texts(const ProofTree& tree, Rule rule, const Board& start) {
+    std::vector<std::string> out;
+    for (const int pit : tree.best_moves()) {
+        Board b = start;
+        const MoveResult r = b.play(pit, rule);
+        out.push_back(format_move(Side::South, pit, r));
+    }
+    return out;
+}
+
+std::string campaign_fields_json(const Progress& p, const std::string& dir) {
+    std::ostringstream o;
+    o << "\"dir\": " << json_string(dir) << ", \"jobs\": " << p.jobs
+      << ", \"jobs_run\": " << p.run_jobs << ", \"splits\": " << p.splits
+      << ", \"open_jobs\": " << p.open_jobs << ", \"tree_positions\": " << p.tree_positions
+      << ", \"campaign_nodes\": " << p.nodes << ", \"job_seconds\": " << p.job_seconds
+      << ", \"lower\": " << p.root_lo << ", \"upper\": " << p.root_hi;
+    return o.str();
+}
+
+void append_csv(const std::string& dir, const Progress& p) {
+    const std::string path = (std::filesystem::path(dir) / kProgressCsv).string();
+    std::error_code ec;
+    const bool fresh = !std::filesystem::exists(path, ec);
+    std::ofstream out(path, std::ios::app);
+    if (fresh) out << progress_csv_header();
+    out << progress_csv_row(p);
+}
+
+int run_status(const po::variables_map& vm, const std::string& dir) {
+    const std::string path = (std::filesystem::path(dir) / kJournalName).string();
+    JournalContents c = read_journal(path);
+    if (!c.damage.empty())
+        std::cerr << "kalah campaign: " << path << ": " << c.damage
+                  << " (a run truncates it to the " << c.records.size() << " good records)\n";
+    std::unique_ptr<db::Database> db =
+        open_database(vm, "campaign", c.params.m, c.params.rule, "bounds from the journal only");
+    // A read-only replay: the journal is not locked, truncated or written.
+    struct Replay {
+        ProofTree tree;
+        Progress p;
+    } r{ProofTree(c.params, db.get()), {}};
+    for (const JobRecord& rec : c.records) {
+        r.tree.apply(rec);
+        ++r.p.jobs;
+        r.p.splits += rec.kind == JobRecord::Kind::Split;
+        r.p.nodes += rec.nodes;
+        r.p.job_seconds += rec.seconds;
+    }
+    r.p.root_lo = r.tree.root_lo();
+    r.p.root_hi = r.tree.root_hi();
+    r.p.tree_positions = r.tree.size();
+    r.p.expanded = r.tree.expanded();
+    r.p.open_jobs = r.tree.open_positions();
+    const bool exact = r.p.root_lo == r.p.root_hi;
+    if (vm.count("json")) {
+        std::cout << "{\"pits\": " << c.params.m << ", \"seeds\": " << c.params.n
+                  << ", \"rule\": " << json_string(rule_name(c.params.rule)) << ", "
+                  << campaign_fields_json(r.p, dir);
+        if (exact)
+            std::cout << ", \"value\": " << r.p.root_lo << ", \"result\": \""
+                      << result_letter(r.p.root_lo) << "\"";
+        std::cout << "}\n";
+        return 0;
+    }
+    std::cout << "campaign in " << dir << ": Kalah(" << c.params.m << "," << c.params.n
+              << "), rule " << rule_name(c.params.rule) << "\n"
+              << "jobs: " << r.p.jobs << " (" << r.p.splits << " split), " << r.p.open_jobs
+              << " open; tree " << r.p.tree_positions << " positions, " << r.p.expanded
+              << " expanded\n"
+              << "nodes: " << r.p.nodes << ", job seconds: " << r.p.job_seconds << "\n"
+              << "root: "
+              << (exact ? "value " + signed_text(r.p.root_lo) + " (" + result_letter(r.p.root_lo) +
+                              " for South)"
+                        : "value in [" + signed_text(r.p.root_lo) + ", " +
+                              signed_text(r.p.root_hi) + "]")
+              << "\n";
+    return 0;
+}
+
+int run_campaign(const std::vector<std::string>& args) {
+    po::options_description opts("campaign options");
+    po::options_description expert("expert options");
+    // clang-format off
+    opts.add_options()
+        ("pits", po::value<int>(), "pits per side m (1..6)")
+        ("seeds", po::value<int>(), "seeds per pit n")
+        ("rule", po::value<std::string>()->default_value("standard"),
+         "capture rule: standard or empty-capture")
+        ("dir", po::value<std::string>(), "campaign directory: its journal and progress.csv "
+         "(created; a run with the same options resumes it)")
+        ("job-nodes", po::value<uint64_t>()->default_value(kDefaultJobNodes),
+         "node budget of a job; a job that exceeds it is split into its moves")
+        ("status", "print the state of the campaign in --dir and exit (nothing is run)");
+    // clang-format on
+    add_solver_options(opts, expert);
+    add_output_options(opts);
+    expert.add_options()("guess", po::value<int>(),
+                         "first threshold of the MTD(f) passes (South's margin; default: the "
+                         "solver's depth-10 estimate, as solve)");
+    po::variables_map vm;
+    if (!parse_options("campaign",
+                       "--pits M --seeds N [--rule R] --dir D [--job-nodes B] [options]\n"
+                       "       kalah campaign --status --dir D",
+                       opts, args, vm, &expert, true))
+        return 0;
+    if (!vm.count("dir")) throw InputError("--dir is required (the campaign directory)");
+    const std::string dir = vm["dir"].as<std::string>();
+    if (dir.empty()) throw InputError("--dir must not be empty");
+    if (vm.count("status")) return rank() == 0 ? run_status(vm, dir) : 0;
+    if (!vm.count("pits") || !vm.count("seeds"))
+        throw InputError("--pits and --seeds are required (or --status)");
+    const Rule rule = parse_rule(vm["rule"].as<std::string>());
+    const int m = vm["pits"].as<int>(), n = vm["seeds"].as<int>();
+    const Board start = checked_start(m, n);
+    const uint64_t job_nodes = vm["job-nodes"].as<uint64_t>();
+    if (job_nodes < 1000 || job_nodes > uint64_t(1) << 50)
+        throw InputError("--job-nodes must be between 1000 and 2^50");
+
+#ifdef KALAH_MPI
+    // A worker rank: the same solver options, its database compared with the manager's,
+    // then jobs until the manager says stop. It never touches the campaign directory.
+    if (rank() != 0) {
+        std::unique_ptr<db::Database> db;
+        SolverOptions o = solver_options(vm, "campaign", m, rule, start.seeds_in_pits(), db, false);
+        o.heartbeat = {};
+        o.node_limit = job_nodes;
+        const std::string why = mpi::compare_fingerprints(mpi::database_fingerprint(
+            vm["db"].as<std::string>(), m, rule, db ? db->max_seeds() : -1));
+        if (!why.empty()) return 0;  // rank 0 says which rank differs and ends every rank
+        Solver solver(m, rule, o);
+        mpi::serve_jobs(solver, m);
+        return 0;
+    }
+#endif
+    // Step 1. The directory: its journal checked (a damaged tail cut off) and locked.
+    std::string damage;
+    std::optional<Journal> journal;
+    try {
+        journal.emplace(Journal::open(dir, CampaignParams{m, n, rule}, damage));
+    } catch (const JournalMismatch& e) {
+        throw InputError(e.what());
+    }
+    if (!damage.empty()) std::cerr << "kalah campaign: " << damage << "\n";
+
+    // Step 2. The worker's solver (its own table, the local database) and the manager's
+    // tree, rebuilt from the journal.
+    std::unique_ptr<db::Database> db;
+    SolverOptions o = solver_options(vm, "campaign", m, rule, start.seeds_in_pits(), db, false);
+    o.heartbeat = {};  // the campaign's own progress line instead
+    o.node_limit = job_nodes;
+#ifdef KALAH_MPI
+    if (g_session) {
+        const std::string why = mpi::compare_fingerprints(mpi::database_fingerprint(
+            vm["db"].as<std::string>(), m, rule, db ? db->max_seeds() : -1));
+        if (!why.empty()) throw std::runtime_error(why);
+    }
+#endif
+    Campaign campaign(*journal, db.get());
+    // One worker in this process, or (under mpirun with more than one rank) every other rank.
+    std::unique_ptr<WorkerPool> pool;
+    const LocalWorkers* local = nullptr;
+#ifdef KALAH_MPI
+    if (ranks() > 1) pool = std::make_unique<mpi::MpiWorkers>(ranks());
+#endif
+    if (!pool) {
+        auto w = std::make_unique<LocalWorkers>(m, rule, o);
+        local = w.get();
+        pool = std::move(w);
+    }
+
+    // Step 3. Run to the exact value, a progress line on stderr and a row of progress.csv
+    // every few seconds and after each pass.
+    const bool show = !quiet(vm);
+    const double every = ::isatty(2) ? 2 : 10;
+    auto report = [&](const Progress& p) {
+        append_csv(dir, p);
+        if (show) std::cerr << progress_line(p) << "\n";
+    };
+    // The first pass's threshold, as solve's first MTD(f) guess (only the number of passes
+    // depends on it; later passes follow from the proven bounds).
+    const int guess =
+        vm.count("guess") ? vm["guess"].as<int>() : Solver(m, rule, o).estimate(start);
+    const int value = campaign.run(*pool, guess, report, every);
+    const Progress p = campaign.progress();
+    append_csv(dir, p);
+    const std::vector<std::string> best = best_move_texts(campaign.tree(), rule, start);
+    const double secs = p.run_seconds;
+    const double nps = secs > 0 ? p.run_nodes / secs : 0;
+    // The in-process worker's table and CPU time (0 when the workers are other ranks).
+    const double table_mib = local ? double(local->solver().stats().tt_bytes) / (1 << 20) : 0;
+    const double cpu = local ? local->solver().stats().cpu_seconds : 0;
+    if (vm.count("json")) {
+        std::cout << "{\"pits\": " << m << ", \"seeds\": " << n
+                  << ", \"position\": " << json_string(format_position(start))
+                  << ", \"rule\": " << json_string(rule_name(rule)) << ", \"value\": " << value
+                  << ", \"result\": \"" << result_letter(value) << "\", \"best\": [";
+        for (size_t i = 0; i < best.size(); ++i)
+            std::cout << (i ? ", " : "") << json_string(best[i]);
+        std::cout << "], \"nodes\": " << p.run_nodes << ", \"seconds\": " << secs
+                  << ", \"nodes_per_second\": " << uint64_t(nps) << ", \"threads\": " << o.threads
+                  << ", \"cpu_seconds\": " << cpu << ", \"ranks\": " << ranks()
+                  << ", \"tt_mib\": " << table_mib << ", \"tt_budget_mib\": " << o.tt_mb
+                  << ", \"job_nodes\": " << job_nodes << ", \"passes\": " << p.passes << ", "
+                  << campaign_fields_json(p, dir) << "}\n";
+        return 0;
+    }
+    std::string best_text;
+    for (const auto& b : best) best_text += (best_text.empty() ? "" : " ") + b;
+    std::cout << "Kalah(" << m << "," << n << "), rule " << rule_name(rule) << "\n"
+              << "value: " << signed_text(value) << " (" << result_letter(value) << " for South)\n"
+              << "best first moves: "
+              << (best.empty() ? "(not separated by the campaign)" : best_text) << "\n"
+              << "campaign: " << p.jobs << " jobs (" << p.run_jobs << " this run), " << p.splits
+              << " split, tree " << p.tree_positions << " positions, " << p.passes
+              << " passes this run\n"
+              << "nodes: " << p.run_nodes << ", seconds: " << secs << ", nodes/s: " << uint64_t(nps)
+              << " (this run; the journal holds " << p.nodes << " nodes)\n"
+              << "threads: " << o.threads << ", job budget: " << job_nodes << " nodes"
+              << (ranks() > 1 ? ", workers: " + std::to_string(ranks() - 1) + " MPI ranks" : "")
+              << "\n";
+    return 0;
+}
+
+int guarded_campaign(const std::vector<std::string>& args) {
+#ifdef KALAH_MPI
+    if (mpi::launched_by_mpirun()) {
+        const mpi::Session session;
+        g_session = &session;
+        const int status = guarded("campaign", run_campaign, args);
+        // An error on one rank ends them all: no rank may wait for a message that will not
+        // come.
+        if (status != 0) mpi::Session::abort_all(status);
+        g_session = nullptr;
+        return status;
+    }
+#endif
+    return guarded("campaign", run_campaign, args);
+}
+const RegisterCommand reg_campaign({"campaign",
+                                    "solve Kalah(m,n) by a resumable campaign of budgeted jobs",
+                                    guarded_campaign});
+
+}  // namespace
+}  // namespace kalah::cli

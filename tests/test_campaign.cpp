@@ -1,0 +1,510 @@
+// The proof campaign: the split logic against brute force, campaign values against the
+// solver, the journal's round trip and damage handling, and kill -9 of `kalah campaign`.
+#include <doctest/doctest.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <nlohmann/json.hpp>
+#include <random>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "brute_force.h"
+#include "campaign/campaign.h"
+#include "campaign/journal.h"
+#include "campaign/tree.h"
+#include "cli_runner.h"
+#include "random_position.h"
+#include "solver/solver.h"
+#include "temp_dir.h"
+
+using namespace kalah;
+using namespace kalah::campaign;
+using test_files::TempDir;
+
+namespace {
+
+// A worker answering from brute force: a position with more than `keep_seeds` seeds is
+// split with probability one half, any other gets a fail-soft bound drawn at random
+// between the threshold and the exact value (what a real test() may return).
+class OracleWorkers : public WorkerPool {
+  public:
+    OracleWorkers(BruteForce& bf, uint32_t seed, int keep_seeds)
+        : bf_(bf), rng_(seed), keep_(keep_seeds) {}
+    int capacity() const override { return capacity_; }
+    void submit(const Job& job) override { queue_.push_back(job); }
+    JobRecord wait() override {
+        // Finish the jobs out of order when several are in flight.
+        const size_t k = rng_() % queue_.size();
+        const Job job = queue_[k];
+        queue_.erase(queue_.begin() + static_cast<long>(k));
+        JobRecord r;
+        r.key = job.pos.pits_key();
+        r.beta = job.beta;
+        r.nodes = 1;
+        if (job.pos.seeds_in_pits() > keep_ && rng_() % 2) {
+            r.kind = JobRecord::Kind::Split;
+            return r;
+        }
+        const int v = bf_.pits_value(ref::from_board(job.pos));
+        const int s = job.pos.seeds_in_pits();
+        // v >= beta: any r in [beta, v]; else any r in [v, beta - 1] (within [-s, s]).
+        const int lo = v >= job.beta ? std::max(job.beta, -s) : v;
+        const int hi = v >= job.beta ? v : std::min(job.beta - 1, s);
+        r.result = lo + static_cast<int>(rng_() % static_cast<uint32_t>(hi - lo + 1));
+        return r;
+    }
+    int capacity_ = 1;
+
+  private:
+    BruteForce& bf_;
+    std::mt19937 rng_;
+    int keep_;
+    std::vector<Job> queue_;
+};
+
+using PairSet = std::set<std::pair<std::pair<uint64_t, uint64_t>, int>>;
+std::pair<uint64_t, uint64_t> split_key(Cells k) { return {uint64_t(k >> 64), uint64_t(k)}; }
+
+// True when no (position, beta) pair occurs twice among the records.
+bool no_job_twice(const std::vector<JobRecord>& rs) {
+    PairSet seen;
+    for (const auto& r : rs)
+        if (!seen.insert({split_key(r.key), r.beta}).second) return false;
+    return true;
+}
+
+SolverOptions job_options(uint64_t budget) {
+    SolverOptions o;
+    o.tt_mb = 16;
+    o.threads = 1;
+    o.node_limit = budget;
+    return o;
+}
+
+// Stops the run (as a kill would) after `after` jobs: the record is dropped, like a job in
+// flight when the process dies.
+struct Interrupted {};
+class StoppingWorkers : public LocalWorkers {
+  public:
+    StoppingWorkers(int m, Rule rule, const SolverOptions& o, int after)
+        : LocalWorkers(m, rule, o), left_(after) {}
+    JobRecord wait() override {
+        if (left_-- == 0) throw Interrupted{};
+        return LocalWorkers::wait();
+    }
+
+  private:
+    int left_;
+};
+
+}  // namespace
+
+TEST_SUITE("campaign") {
+    TEST_CASE("split logic: proof trees over random positions reach the brute-force value") {
+        std::mt19937 rng(20261201);
+        for (const Rule rule : {Rule::Standard, Rule::EmptyCapture}) {
+            for (int m = 2; m <= 4; ++m) {
+                BruteForce bf(m, rule);
+                for (int t = 0; t < 40; ++t) {
+                    const int seeds = 4 + int(rng() % (m == 4 ? 10 : 12));
+                    const Board pos = random_position(rng, m, seeds).without_stores();
+                    const int want = bf.pits_value(ref::from_board(pos));
+                    ProofTree tree(CampaignParams{m, 10, rule}, nullptr, pos);
+                    OracleWorkers oracle(bf, rng(), int(rng() % 4));
+                    oracle.capacity_ = 1 + int(rng() % 3);  // several jobs in flight, out of order
+                    std::vector<JobRecord> records;
+                    const int guess = int(rng() % 9) - 4;
+                    const int got = solve_tree(
+                        tree, oracle, guess, [&](const JobRecord& r) { records.push_back(r); }, {});
+                    INFO("m ", m, " ", format_position(pos), " rule ", rule_name(rule));
+                    CHECK(got == want);
+                    CHECK(tree.root_lo() == want);
+                    CHECK(tree.root_hi() == want);
+                    CHECK(no_job_twice(records));
+                    // Every bound the tree holds is true.
+                    for (const auto& r : records) {
+                        const Board b = board_of_key(m, r.key);
+                        const auto [lo, hi] = tree.bounds(b);
+                        const int v = bf.pits_value(ref::from_board(b));
+                        CHECK(lo <= v);
+                        CHECK(v <= hi);
+                    }
+                    // The records alone rebuild the same tree.
+                    ProofTree again(CampaignParams{m, 10, rule}, nullptr, pos);
+                    for (const auto& r : records) again.apply(r);
+                    CHECK(again.root_lo() == want);
+                    CHECK(again.root_hi() == want);
+                    CHECK(again.size() == tree.size());
+                }
+            }
+        }
+    }
+
+    TEST_CASE("split logic: expanding a position and its exact moves gives its value") {
+        // One level by hand: expand, then make every child exact with two bound records.
+        std::mt19937 rng(7);
+        for (const Rule rule : {Rule::Standard, Rule::EmptyCapture}) {
+            BruteForce bf(4, rule);
+            for (int t = 0; t < 200; ++t) {
+                const Board pos = random_position(rng, 4, 4 + int(rng() % 14)).without_stores();
+                ProofTree tree(CampaignParams{4, 10, rule}, nullptr, pos);
+                JobRecord split;
+                split.kind = JobRecord::Kind::Split;
+                split.key = pos.pits_key();
+                tree.apply(split);
+                for (const int pit : pos.legal_moves()) {
+                    Board c = pos;
+                    if (c.play(pit, rule).over) continue;
+                    const Board child = c.without_stores();
+                    const int v = bf.pits_value(ref::from_board(child));
+                    JobRecord lo, hi;
+                    lo.key = hi.key = child.pits_key();
+                    lo.beta = lo.result = v;         // v >= v: succeeds with v
+                    hi.beta = v + 1, hi.result = v;  // v >= v + 1: fails with v
+                    tree.apply(lo);
+                    tree.apply(hi);
+                }
+                INFO(format_position(pos));
+                CHECK(tree.root_lo() == bf.pits_value(ref::from_board(pos)));
+                CHECK(tree.root_hi() == tree.root_lo());
+            }
+        }
+    }
+
+    TEST_CASE("a job stops near a small node budget") {
+        // Limits are checked every 256 nodes or more often under a budget below 1 M nodes
+        // (solver.cpp, Worker::beat_mask), not only every 65 k.
+        for (const uint64_t budget : {uint64_t(1000), uint64_t(3000), uint64_t(20000)}) {
+            Solver solver(5, Rule::Standard, job_options(budget));
+            CHECK_THROWS_AS(solver.test(Board::start(5, 4), 10), SearchStopped);
+            CHECK(solver.stats().nodes >= budget);
+            CHECK(solver.stats().nodes <= budget + std::max<uint64_t>(256, budget / 16));
+            const JobRecord r = run_job(solver, Job{Board::start(5, 4), 10});
+            CHECK(r.kind == JobRecord::Kind::Split);
+            CHECK(r.nodes <= budget + std::max<uint64_t>(256, budget / 16));
+        }
+    }
+
+    TEST_CASE("campaign values equal the solver's on small boards, with jobs split") {
+        struct Case {
+            int m, n;
+            uint64_t budget;
+        };
+        for (const Rule rule : {Rule::Standard, Rule::EmptyCapture}) {
+            for (const Case c : {Case{3, 3, 2000}, Case{4, 3, 2000}, Case{4, 4, 2000},
+                                 Case{5, 3, 3000}, Case{3, 6, 2000}}) {
+                TempDir dir("campaign");
+                Solver solver(c.m, rule, job_options(0));
+                const int want = solver.pits_value(Board::start(c.m, c.n));
+                std::string damage;
+                Journal j =
+                    Journal::open(dir.path.string(), CampaignParams{c.m, c.n, rule}, damage);
+                CHECK(damage.empty());
+                Campaign camp(j, nullptr);
+                LocalWorkers workers(c.m, rule, job_options(c.budget));
+                INFO("Kalah(", c.m, ",", c.n, ") ", rule_name(rule));
+                CHECK(camp.run(workers, 0, {}) == want);
+                if (c.m >= 4 && c.n >= 4) CHECK(camp.progress().splits > 0);
+                CHECK(no_job_twice(j.records()));
+                // A second run finds the value in the journal and runs nothing.
+                Campaign again(j, nullptr);
+                CHECK(again.tree().root_lo() == want);
+                CHECK(again.tree().root_hi() == want);
+            }
+        }
+    }
+
+    TEST_CASE("an interrupted campaign resumes without running a finished job again") {
+        for (const Rule rule : {Rule::Standard, Rule::EmptyCapture}) {
+            TempDir dir("resume");
+            const CampaignParams p{4, 4, rule};
+            const int want = Solver(4, rule, job_options(0)).pits_value(Board::start(4, 4));
+            std::mt19937 rng(rule == Rule::Standard ? 1 : 2);
+            int value = 1000;
+            for (int run = 0; run < 400 && value == 1000; ++run) {
+                std::string damage;
+                Journal j = Journal::open(dir.path.string(), p, damage);
+                Campaign camp(j, nullptr);
+                // A fresh worker each run (an empty table, as after a kill).
+                StoppingWorkers workers(4, rule, job_options(2000), 1 + int(rng() % 30));
+                try {
+                    value = camp.run(workers, 0, {});
+                } catch (const Interrupted&) {
+                }
+            }
+            CHECK(value == want);
+            const JournalContents c = read_journal((dir.path / kJournalName).string());
+            CHECK(c.damage.empty());
+            CHECK(c.records.size() > 12);
+            CHECK(no_job_twice(c.records));
+        }
+    }
+
+    TEST_CASE("journal: records round-trip byte-exact through a file") {
+        TempDir dir("journal");
+        const CampaignParams p{5, 4, Rule::EmptyCapture};
+        std::mt19937 rng(3);
+        std::vector<JobRecord> written;
+        {
+            std::string damage;
+            Journal j = Journal::open(dir.path.string(), p, damage);
+            for (int i = 0; i < 100; ++i) {
+                JobRecord r;
+                const Board b = random_position(rng, 5, 2 + int(rng() % 39)).without_stores();
+                const int s = b.seeds_in_pits();
+                r.kind = rng() % 2 ? JobRecord::Kind::Bound : JobRecord::Kind::Split;
+                r.key = b.pits_key();
+                r.beta = -s + int(rng() % (2 * s + 1));
+                r.result = r.kind == JobRecord::Kind::Bound ? -s + int(rng() % (2 * s + 1)) : 0;
+                r.nodes = (uint64_t(rng()) << 20) + rng();
+                r.seconds = double(rng()) / 1000.0;
+                j.append(r);
+                written.push_back(r);
+            }
+        }
+        const std::string path = (dir.path / kJournalName).string();
+        const JournalContents c = read_journal(path);
+        INFO(c.damage);
+        CHECK(c.damage.empty());
+        CHECK(c.params == p);
+        REQUIRE(c.records.size() == written.size());
+        for (size_t i = 0; i < written.size(); ++i) {
+            CHECK(c.records[i].kind == written[i].kind);
+            CHECK(c.records[i].key == written[i].key);
+            CHECK(c.records[i].beta == written[i].beta);
+            CHECK(c.records[i].result == written[i].result);
+            CHECK(c.records[i].nodes == written[i].nodes);
+            CHECK(c.records[i].seconds == written[i].seconds);
+            CHECK(board_of_key(5, written[i].key).pits_key() == written[i].key);
+        }
+        CHECK(test_files::slurp(path).size() == kJournalHeaderBytes + 100 * kRecordBytes);
+        CHECK(test_files::slurp(path).substr(0, kJournalHeaderBytes) == journal_header(p));
+    }
+
+    TEST_CASE("journal: a torn or damaged tail is reported and cut off, never used") {
+        const CampaignParams p{4, 4, Rule::Standard};
+        auto make = [&](TempDir& dir, int n) {
+            std::string damage;
+            Journal j = Journal::open(dir.path.string(), p, damage);
+            std::mt19937 rng(5);
+            for (int i = 0; i < n; ++i) {
+                JobRecord r;
+                r.key = random_position(rng, 4, 8 + i % 20).without_stores().pits_key();
+                r.beta = i % 5;
+                r.result = i % 7;
+                j.append(r);
+            }
+            return (dir.path / kJournalName).string();
+        };
+        SUBCASE("a torn last record") {
+            for (const size_t cut : {size_t(1), size_t(20), kRecordBytes - 1}) {
+                TempDir dir("torn");
+                const std::string path = make(dir, 10);
+                std::filesystem::resize_file(path, kJournalHeaderBytes + 10 * kRecordBytes - cut);
+                std::string damage;
+                Journal j = Journal::open(dir.path.string(), p, damage);
+                CHECK(damage.find("torn record at the end") != std::string::npos);
+                CHECK(damage.find("truncated to 9 good records") != std::string::npos);
+                CHECK(j.records().size() == 9);
+                CHECK(std::filesystem::file_size(path) == kJournalHeaderBytes + 9 * kRecordBytes);
+                // Appending after the cut gives a clean journal.
+                JobRecord r;
+                r.key = Board::start(4, 4).pits_key();
+                j.append(r);
+                const JournalContents c = read_journal(path);
+                CHECK(c.damage.empty());
+                CHECK(c.records.size() == 10);
+            }
+        }
+        SUBCASE("any flipped byte of a record ends the good part there") {
+            std::mt19937 rng(9);
+            for (int t = 0; t < 30; ++t) {
+                TempDir dir("flip");
+                const std::string path = make(dir, 10);
+                std::string bytes = test_files::slurp(path);
+                const size_t rec = rng() % 10, at = rng() % kRecordBytes;
+                bytes[kJournalHeaderBytes + rec * kRecordBytes + at] ^= char(1 + rng() % 255);
+                test_files::spit(path, bytes);
+                std::string damage;
+                Journal j = Journal::open(dir.path.string(), p, damage);
+                CHECK(damage.find("record " + std::to_string(rec + 1) + " of 10 is damaged") !=
+                      std::string::npos);
+                CHECK(j.records().size() == rec);
+            }
+        }
+        SUBCASE("a record moved to another place does not check out") {
+            TempDir dir("swap");
+            const std::string path = make(dir, 3);
+            std::string bytes = test_files::slurp(path);
+            std::swap_ranges(bytes.begin() + kJournalHeaderBytes,
+                             bytes.begin() + kJournalHeaderBytes + kRecordBytes,
+                             bytes.begin() + kJournalHeaderBytes + kRecordBytes);
+            test_files::spit(path, bytes);
+            CHECK(read_journal(path).records.empty());
+        }
+        SUBCASE("a checksummed record of an impossible position is refused") {
+            JobRecord r;
+            r.key = Board::start(4, 4).pits_key() | (Cells(1) << (8 * 4));  // a store byte set
+            unsigned char buf[kRecordBytes];
+            encode_record(r, 42, 0, buf);
+            JobRecord back;
+            CHECK(decode_record(buf, 42, 0, p, back).find("bad position") != std::string::npos);
+            r.key = Board::start(4, 4).pits_key();
+            r.result = 40;  // more than the 32 seeds
+            encode_record(r, 42, 0, buf);
+            CHECK(decode_record(buf, 42, 0, p, back) == "result out of range");
+            r.result = 0;
+            encode_record(r, 42, 0, buf);
+            CHECK(decode_record(buf, 42, 0, p, back) == "");
+        }
+    }
+
+    TEST_CASE("journal: bad headers, other parameters and a second manager are refused") {
+        TempDir dir("header");
+        const CampaignParams p{4, 3, Rule::Standard};
+        const std::string path = (dir.path / kJournalName).string();
+        std::string damage;
+        {
+            Journal j = Journal::open(dir.path.string(), p, damage);
+            CHECK_THROWS_AS(Journal::open(dir.path.string(), p, damage), JournalError);
+        }
+        CHECK_THROWS_AS(
+            Journal::open(dir.path.string(), CampaignParams{4, 4, Rule::Standard}, damage),
+            JournalMismatch);
+        CHECK_THROWS_AS(
+            Journal::open(dir.path.string(), CampaignParams{4, 3, Rule::EmptyCapture}, damage),
+            JournalMismatch);
+        const std::string good = test_files::slurp(path);
+        for (size_t at = 0; at < kJournalHeaderBytes; ++at) {
+            std::string bad = good;
+            bad[at] ^= 0x10;
+            test_files::spit(path, bad);
+            CHECK_THROWS_AS(read_journal(path), JournalError);
+        }
+        test_files::spit(path, good.substr(0, 30));
+        CHECK_THROWS_AS(read_journal(path), JournalError);
+        test_files::spit(path, good);
+        CHECK_NOTHROW(Journal::open(dir.path.string(), p, damage));
+    }
+
+    TEST_CASE("kalah campaign: value as solve's, resume, bad directories") {
+        TempDir dir("cli");
+        const std::string d = (dir.path / "c").string();
+        const std::string args =
+            "campaign --pits 4 --seeds 3 --rule empty-capture --db /nonexistent "
+            "--tt-mb 16 --threads 2 --job-nodes 2000 --dir " +
+            d;
+        CliResult r = run_kalah(args + " --json -q");
+        REQUIRE(r.status == 0);
+        auto j = nlohmann::json::parse(r.out);
+        CHECK(j["value"] == 8);  // rules.md, worked example 7
+        CHECK(j["result"] == "W");
+        CHECK(j["pits"] == 4);
+        CHECK(j["rule"] == "empty-capture");
+        CHECK(j["position"] == "3,3,3,3/3,3,3,3/0,0/A");
+        CHECK(j["jobs"].get<int>() == j["jobs_run"].get<int>());
+        CHECK(j["splits"].get<int>() > 0);
+        // Run again: everything is in the journal.
+        r = run_kalah(args + " --json -q");
+        REQUIRE(r.status == 0);
+        j = nlohmann::json::parse(r.out);
+        CHECK(j["value"] == 8);
+        CHECK(j["jobs_run"] == 0);
+        // --status reads the directory without the board options.
+        r = run_kalah("campaign --status --db /nonexistent --dir " + d);
+        CHECK(r.status == 0);
+        CHECK(r.out.find("Kalah(4,3), rule empty-capture") != std::string::npos);
+        CHECK(r.out.find("root: value +8 (W for South)") != std::string::npos);
+        // Other parameters on the same directory: one line, exit 2.
+        r = run_kalah("campaign --pits 4 --seeds 4 --rule empty-capture --db /nonexistent --dir " +
+                      d);
+        CHECK(r.status == 2);
+        CHECK(r.err.find("is a campaign of Kalah(4,3), rule empty-capture, not Kalah(4,4)") !=
+              std::string::npos);
+        CHECK(std::count(r.err.begin(), r.err.end(), '\n') == 1);
+        // A torn tail: one line, cut off, the value again.
+        const std::string journal = d + "/" + kJournalName;
+        const auto size = std::filesystem::file_size(journal);
+        std::filesystem::resize_file(journal, size - 7);
+        r = run_kalah(args + " --json -q");
+        CHECK(r.status == 0);
+        CHECK(r.err.find("torn record at the end (41 bytes); truncated to") != std::string::npos);
+        CHECK(nlohmann::json::parse(r.out)["value"] == 8);
+        CHECK(nlohmann::json::parse(r.out)["jobs_run"].get<int>() >= 1);
+        // Not a journal: one line, exit 1, nothing written.
+        test_files::spit(journal, "not a journal" + std::string(100, '.'));
+        r = run_kalah(args + " -q");
+        CHECK(r.status == 1);
+        CHECK(r.err.find("not a campaign journal (bad magic)") != std::string::npos);
+        CHECK(std::count(r.err.begin(), r.err.end(), '\n') == 1);
+        r = run_kalah("campaign --status --dir " + d);
+        CHECK(r.status == 1);
+        CHECK(r.err.find("bad magic") != std::string::npos);
+        // Missing options.
+        r = run_kalah("campaign --pits 4 --seeds 3");
+        CHECK(r.status == 2);
+        CHECK(r.err.find("--dir is required") != std::string::npos);
+        r = run_kalah("campaign --dir " + d);
+        CHECK(r.status == 2);
+        r = run_kalah("campaign --status --dir " + (dir.path / "none").string());
+        CHECK(r.status == 1);
+        CHECK(r.err.find("cannot open") != std::string::npos);
+        r = run_kalah(args + " --job-nodes 5");
+        CHECK(r.status == 2);
+    }
+
+    TEST_CASE("kalah campaign killed with SIGKILL at random moments resumes to the same value") {
+        TempDir dir("kill");
+        const std::string d = (dir.path / "c").string();
+        const int want = Solver(4, Rule::Standard, job_options(0)).pits_value(Board::start(4, 4));
+        std::mt19937 rng(std::random_device{}());
+        int kills = 0;
+        for (int t = 0; t < 12; ++t) {
+            const pid_t pid = ::fork();
+            REQUIRE(pid >= 0);
+            if (pid == 0) {
+                // The child: the campaign, quiet, its output discarded.
+                const int null = ::open("/dev/null", O_WRONLY);
+                ::dup2(null, 1);
+                ::dup2(null, 2);
+                ::execl(KALAH_BIN, "kalah", "campaign", "--pits", "4", "--seeds", "4", "--db",
+                        "/nonexistent", "--tt-mb", "16", "--threads", "2", "--job-nodes", "2000",
+                        "-q", "--dir", d.c_str(), static_cast<char*>(nullptr));
+                ::_exit(127);
+            }
+            ::usleep(5000 + rng() % 150000);
+            ::kill(pid, SIGKILL);
+            int status = 0;
+            ::waitpid(pid, &status, 0);
+            if (WIFSIGNALED(status)) {
+                ++kills;
+            } else {
+                REQUIRE(WIFEXITED(status));
+                CHECK(WEXITSTATUS(status) == 0);
+                break;  // finished before the kill
+            }
+        }
+        MESSAGE("killed the campaign ", kills, " times");
+        CHECK(kills > 0);
+        const CliResult r = run_kalah(
+            "campaign --pits 4 --seeds 4 --db /nonexistent --tt-mb 16 "
+            "--threads 2 --job-nodes 2000 -q --json --dir " +
+            d);
+        REQUIRE(r.status == 0);
+        CHECK(nlohmann::json::parse(r.out)["value"] == want);
+        const JournalContents c = read_journal(d + "/" + kJournalName);
+        CHECK(c.damage.empty());
+        CHECK(no_job_twice(c.records));
+        // Splits are finished jobs too: journaled, or a resumed run would split them again.
+        CHECK(std::count_if(c.records.begin(), c.records.end(), [](const JobRecord& x) {
+                  return x.kind == JobRecord::Kind::Split;
+              }) > 0);
+    }
+
+}  // TEST_SUITE
