@@ -187,10 +187,18 @@ def main():
     os.replace(csv_path + ".tmp", csv_path)
 
     md_path = os.path.join(args.out, "table.md")
+    this_run = (f"Machine: {machine}. Solver: {version}. Command: `scripts/reproduce_table.py "
+                f"{' '.join(sys.argv[1:])}`.")
+    runs = [this_run]
+    if only_cells and os.path.exists(md_path):
+        # The runs that made the kept rows stay named (each row has its date in the table).
+        with open(md_path) as f:
+            earlier = [line.strip() for line in f
+                       if line.startswith("Machine:") or line.startswith("Cells ")]
+        runs = earlier + [f"Cells {args.cells} re-solved {date}. " + this_run]
     with open(md_path + ".tmp", "w") as f:
         f.write(f"# Kalah(m,n) values, reproduced {date}\n\n")
-        f.write(f"Machine: {machine}. Solver: {version}. Command: `scripts/reproduce_table.py "
-                f"{' '.join(sys.argv[1:])}`.\n")
+        f.write("\n".join(runs) + "\n")
         f.write("Value = South's final margin under perfect play; `*` marks a cell that differs "
                 "from the published value, `?` a cell not published, `-` unfinished.\n")
         f.write("Picture: `table.png`, each rule's values beside the time and nodes of each solve "
@@ -212,12 +220,12 @@ def main():
                     mark = {"match": "", "differs": " *", "not published": " ?"}[r["published"]]
                     out.append(f"{r['value']:+d}{mark}" if r["value"] else f"0{mark}")
                 f.write(f"| {m} | " + " | ".join(out) + " |\n")
-            f.write("\n| m | n | value | best | nodes | seconds | database | date | published |\n"
-                    "|---|---|---|---|---|---|---|---|---|\n")
+            f.write("\n| m | n | value | best | nodes | seconds | threads | database | date | published |\n"
+                    "|---|---|---|---|---|---|---|---|---|---|\n")
             for (m, n), r in sorted(cells.items()):
                 db = f"0..{r['db_seeds']}" if str(r["db_seeds"]) not in ("", "0", "-1") else "none"
                 f.write(f"| {m} | {n} | {r['value']} | {r['best']} | {r['nodes']} | {r['seconds']} | "
-                        f"{db} | {r['date']} | {r['published']} |\n")
+                        f"{r['threads']} | {db} | {r['date']} | {r['published']} |\n")
             f.write("\n")
     os.replace(md_path + ".tmp", md_path)
     png_path = os.path.join(args.out, "table.png")
