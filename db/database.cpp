@@ -281,7 +281,7 @@ std::unique_ptr<Database> Database::open(const std::string& dir, int m, Rule rul
     uint64_t total = 0;
     for (auto& f : files) total += f->header().entries;
     // Packed twins (.kpk, db/packed.h) present and current for every layer: reading them
-    // is a copy and a checksum, where one byte an entry means decoding every zstd block.
+    // is a mapping and a checksum, where one byte an entry means decoding every zstd block.
     auto twin_path = [&](int s) {
         return (std::filesystem::path(dir) / PackedLayer::file_name(m, rule, s)).string();
     };
@@ -294,7 +294,7 @@ std::unique_ptr<Database> Database::open(const std::string& dir, int m, Rule rul
     const bool pack = layout == Layout::Packed || layout == Layout::Mapped ||
                       (layout == Layout::Auto && (total > memory_bytes || twins));
     // Auto maps the twins when every layer has one: opening is then a checksum of the
-    // page cache's pages, no copy (results/db.md, "Mapped twins").
+    // page cache's pages, no copy (results/db.md, "Opening a database: mapped twins").
     const PackedLayer::Load load = layout == Layout::Mapped || (layout == Layout::Auto && twins)
                                        ? PackedLayer::Load::Mapped
                                        : PackedLayer::Load::Copy;
