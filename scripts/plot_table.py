@@ -75,12 +75,14 @@ def quoted(s):
 
 
 def spread(rows, key):
-    """The distinct values of a column, in order, joined for a title."""
+    """The distinct values of a column, in order (numbers sorted), joined for a title."""
     seen = []
     for r in rows:
         v = (r.get(key) or "").strip()
         if v and v not in seen:
             seen.append(v)
+    if all(v.lstrip("-").isdigit() for v in seen):
+        seen.sort(key=int)  # numbers (threads, database seeds) from smallest to largest
     return ", ".join(seen) if len(seen) <= 3 else f"{seen[0]} .. {seen[-1]} ({len(seen)} kinds)"
 
 
@@ -147,7 +149,9 @@ def script(rows, out):
     checked = sum(1 for r in rows if r.get("published") == "match")
     differs = sum(1 for r in rows if r.get("published") == "differs")
     threads = spread(rows, "threads")
-    meta = (f"results/table.csv: {spread(rows, 'date')}; {spread(rows, 'version')}; "
+    # Two lines: a table whose cells come from several runs names every date, version and
+    # machine, and one line of them all is wider than the picture.
+    meta = (f"results/table.csv: {spread(rows, 'date')}; {spread(rows, 'version')}\\n"
             f"{spread(rows, 'machine')}; {threads} thread{'s' if threads != '1' else ''}; "
             f"databases to {spread(rows, 'db_seeds')} seeds")
     summary = (f"{solved} of {len(rows)} cells solved, {checked} checked against a published value"
