@@ -286,6 +286,7 @@ struct Solver::Impl {
     int estimate(const Board& b, int depth, int alpha, int beta) const;
     int mtdf(const Board& pits, int guess, bool report);
     int pits_value_guess(const Board& b, int guess, bool report);
+    int test_pits(const Board& pits, int beta, bool expect_high);
     template <class F>
     int measured(int s, F&& run);
 };
@@ -802,13 +803,9 @@ std::vector<MoveValue> Solver::move_values(const Board& b) {
 std::vector<PlayedMove> Solver::principal_variation(const Board& start) {
     Impl::Call call(*impl_);
     // Whether the pits value of c (stores zero, game not over) is at least beta, beta of
-    // c's parity: one null-window pass (or a database probe), not a whole MTD(f).
+    // c's parity: one null-window test, not a whole MTD(f).
     auto at_least = [&](const Board& c, int beta, bool expect_high) {
-        const int s = c.seeds_in_pits();
-        if (s <= impl_->db_max) return impl_->opts.db->probe(c) >= beta;
-        if (beta > s) return false;
-        if (beta <= -s) return true;
-        return impl_->measured(s, [&] { return impl_->search_pass(beta, c, expect_high); }) >= beta;
+        return impl_->test_pits(c, beta, expect_high) >= beta;
     };
     std::vector<PlayedMove> pv;
     Board b = start;
@@ -856,15 +853,20 @@ std::vector<PlayedMove> Solver::principal_variation(const Board& start) {
     return pv;
 }
 
+// Solver::test of a pits-only position whose game is not over (a database probe, a bound
+// from the seed count alone, or one measured pass).
+int Solver::Impl::test_pits(const Board& pits, int beta, bool expect_high) {
+    const int s = pits.seeds_in_pits();
+    if (s <= db_max) return opts.db->probe(pits);
+    if (beta > s) return s;     // v <= s < beta: fails low
+    if (beta <= -s) return -s;  // v >= -s >= beta: succeeds
+    return measured(s, [&] { return search_pass(beta, pits, expect_high); });
+}
+
 int Solver::test(const Board& b, int beta) {
     Impl::Call call(*impl_);
     if (b.over()) return b.seeds_in_row_own() - b.seeds_in_row_opp();
-    const Board pits = b.without_stores();
-    const int s = pits.seeds_in_pits();
-    if (s <= impl_->db_max) return impl_->opts.db->probe(pits);
-    if (beta > s) return s;     // v <= s < beta: fails low
-    if (beta <= -s) return -s;  // v >= -s >= beta: succeeds
-    return impl_->measured(s, [&] { return impl_->search_pass(beta, pits, true); });
+    return impl_->test_pits(b.without_stores(), beta, true);
 }
 
 const SolverStats& Solver::stats() const { return impl_->stats; }
