@@ -121,7 +121,8 @@ TEST_SUITE("campaign") {
                     std::vector<JobRecord> records;
                     const int guess = int(rng() % 9) - 4;
                     const int got = solve_tree(
-                        tree, oracle, guess, [&](const JobRecord& r) { records.push_back(r); }, {});
+                        tree, oracle, guess,
+                        [&](const JobRecord& r, const Dispatch&) { records.push_back(r); }, {});
                     INFO("m ", m, " ", format_position(pos), " rule ", rule_name(rule));
                     CHECK(got == want);
                     CHECK(tree.root_lo() == want);
