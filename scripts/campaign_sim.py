@@ -3,13 +3,13 @@
 its job trace (trace.csv of `kalah campaign --dir D`; columns in campaign/trace.h).
 
 Usage:
-    campaign_sim.py TRACE [--measured TRACE_W] [--extra X] [--manager-seconds C]
-                    [--max-workers N] [--json]
+    campaign_sim.py TRACE [--measured TRACE_W] [--extra X] [--extra-size S] [--latency L]
+                    [--manager-seconds C] [--max-workers N] [--json]
 
 TRACE is the trace of a campaign run with one worker. --measured gives the trace of the
 same campaign (same board, rule, budget, fresh directory) run with W workers: the script
-then sets the extra work from it (unless --extra is given) and prints the predicted wall
-time for W workers beside the measured one.
+then sets the extra jobs X, their size S and the latency L from it (unless given) and
+prints the predicted wall time for W workers beside the measured one.
 
 The model (see results/campaign.md, simulator):
 - Jobs are the trace's lines, in the journal's order (the order the one worker ran them),
@@ -26,13 +26,26 @@ The model (see results/campaign.md, simulator):
 - More workers make the manager hand out jobs that one worker never ran (the next most-
   proving job, chosen before the results in flight are known). The model takes that as a
   parameter X: each doubling of the workers multiplies the jobs of every pass by (1 + X),
-  the added jobs copies of the pass's own (sizes and dependencies), spread evenly. X is
-  measured at 2 workers as the 2-worker trace's summed job seconds over the 1-worker
-  trace's, minus 1; how it grows beyond 2 workers is not measured (compounding is an
-  assumption, pessimistic if the extra jobs mostly fill workers that would idle).
+  the added jobs copies of the pass's own (dependencies, and sizes times S), spread
+  evenly. From a W-worker trace: X = (its jobs / the 1-worker trace's) to the power
+  1 / log2 W, minus 1 (at W = 2: the ratio minus 1), and S = (nodes ratio - 1) / (jobs
+  ratio - 1) (S < 1: the extra jobs are smaller than the average). Nodes, not seconds:
+  the W workers may have run slower per node (a shared or loaded machine), which is not
+  extra work. How X grows beyond the measured W is not measured (compounding is an
+  assumption, pessimistic if the extra jobs mostly fill workers that would otherwise
+  idle).
+- With more than one worker the jobs travel between processes (MPI): each job holds its
+  worker L seconds longer, L measured from a W-worker trace as the median over its jobs
+  of (finished - submitted - seconds), which also holds the time a record waited for the
+  busy manager; 0 without a measured trace (--latency sets it).
 - Bound: no schedule of these jobs beats the longest chain of split dependencies of each
   pass (C included), summed over the passes, nor the manager's jobs times C; speedup <=
   the one-worker time over that.
+
+The check against the measured W-worker trace prints the prediction for free workers
+(each as fast per node as the one worker was) and, beside it, the prediction with every
+job slowed by the measured ratio of seconds per node (W-worker trace over 1-worker
+trace): that one is comparable with the measured wall time on the same machine.
 
 What the model does not know: that parallel jobs also change which jobs are needed (it
 keeps the one-worker campaign's jobs, plus the X copies), the transport's latency, a
@@ -145,9 +158,10 @@ def passes_of(jobs):
     return [by[b] for b in order]
 
 
-def with_extra(pass_jobs, factor):
+def with_extra(pass_jobs, factor, size):
     """The pass's jobs and round(n * (factor - 1)) copies spread evenly, each copy right
-    after its original: (seconds, after, record) triples, `after` a record index."""
+    after its original and `size` times as long: (seconds, after, record) triples, `after`
+    a record index."""
     n = len(pass_jobs)
     extra = max(0, round(n * (factor - 1)))
     copies = [0] * n
@@ -155,11 +169,12 @@ def with_extra(pass_jobs, factor):
         copies[(k * n) // extra if extra <= n else k % n] += 1
     out = []
     for j, c in zip(pass_jobs, copies):
-        out.extend([(j.seconds, j.after, j.record)] * (1 + c))
+        out.append((j.seconds, j.after, j.record))
+        out.extend([(j.seconds * size, j.after, j.record)] * c)
     return out
 
 
-def simulate_pass(items, workers, c):
+def simulate_pass(items, workers, c, latency):
     """Makespan of one pass: list scheduling in order on `workers`, each item's split done
     first (when it is of this pass), at least len(items) * c for the manager."""
     free = [0.0] * min(workers, len(items))
@@ -169,7 +184,7 @@ def simulate_pass(items, workers, c):
     for seconds, after, record in items:
         ready = done.get(after, 0.0)
         start = max(heapq.heappop(free), ready)
-        finish = start + seconds + c
+        finish = start + seconds + c + latency
         heapq.heappush(free, finish)
         done.setdefault(record, finish)
         end = max(end, finish)
@@ -186,13 +201,14 @@ def critical_path(pass_jobs, c):
     return max(best, len(pass_jobs) * c)
 
 
-def predict(jobs, workers, extra, c):
+def predict(jobs, workers, extra, c, latency=0.0, size=1.0, slow=1.0):
     factor = (1 + extra) ** math.log2(workers)
+    latency = latency if workers > 1 else 0.0
     total, n = 0.0, 0
     for p in passes_of(jobs):
-        items = with_extra(p, factor)
+        items = [(sec * slow, after, rec) for sec, after, rec in with_extra(p, factor, size)]
         n += len(items)
-        total += simulate_pass(items, workers, c)
+        total += simulate_pass(items, workers, c, latency)
     return total, n
 
 
@@ -201,6 +217,8 @@ def main(argv):
     ap.add_argument("trace", help="trace.csv of a one-worker run")
     ap.add_argument("--measured", help="trace.csv of the same campaign with W workers")
     ap.add_argument("--extra", type=float, help="extra jobs per doubling of the workers (X)")
+    ap.add_argument("--extra-size", type=float, help="extra jobs' size / the average (S)")
+    ap.add_argument("--latency", type=float, help="seconds a job's transport adds (L)")
     ap.add_argument("--manager-seconds", type=float, help="the manager's time per job (C)")
     ap.add_argument("--max-workers", type=int, default=1024)
     ap.add_argument("--json", action="store_true")
@@ -217,6 +235,7 @@ def main(argv):
                   f"(a torn last line is expected after a kill)", file=sys.stderr)
 
     work = sum(j.seconds for j in jobs)
+    nodes = sum(j.nodes for j in jobs)
     wall1 = measured_wall(jobs)
     w1 = workers_of(jobs)
     if a.manager_seconds is not None:
@@ -224,16 +243,28 @@ def main(argv):
     else:
         c = max(0.0, (wall1 - work) / len(jobs)) if w1 == 1 else 0.0
     extra = a.extra if a.extra is not None else 0.0
+    latency = max(0.0, a.latency) if a.latency is not None else 0.0
+    size = max(0.0, a.extra_size) if a.extra_size is not None else 1.0
     m = None
     if measured:
         mjobs = measured[0]
         mwork = sum(j.seconds for j in mjobs)
+        mnodes = sum(j.nodes for j in mjobs)
         mw = workers_of(mjobs)
-        if a.extra is None and mw > 1 and work > 0:
-            extra = max(0.0, (mwork / work) ** (1 / math.log2(mw)) - 1)
-        m = {"workers": mw, "jobs": len(mjobs), "job_seconds": mwork,
-             "wall": measured_wall(mjobs)}
-        m["predicted_wall"] = predict(jobs, mw, extra, c)[0]
+        jobs_ratio = len(mjobs) / len(jobs)
+        if a.extra is None and mw > 1:
+            extra = max(0.0, jobs_ratio ** (1 / math.log2(mw)) - 1)
+        if a.extra_size is None and jobs_ratio > 1 and nodes > 0:
+            size = max(0.0, (mnodes / nodes - 1) / (jobs_ratio - 1))
+        slow = (mwork / mnodes) / (work / nodes) if mnodes and nodes and work else 1.0
+        if a.latency is None and mw > 1:
+            gaps = sorted(max(0.0, j.finished - j.submitted - j.seconds) for j in mjobs)
+            latency = gaps[len(gaps) // 2]
+        m = {"workers": mw, "jobs": len(mjobs), "job_seconds": mwork, "nodes": mnodes,
+             "seconds_per_node_ratio": slow, "wall": measured_wall(mjobs)}
+        m["predicted_wall_as_measured"] = predict(jobs, mw, extra, c, latency, size, slow)[0]
+        m["predicted_wall"] = predict(jobs, mw, extra, c, latency, size)[0]
+        m["predicted_wall_no_latency"] = predict(jobs, mw, extra, c, 0.0, size)[0]
         m["predicted_wall_no_extra"] = predict(jobs, mw, 0.0, c)[0]
 
     t1 = predict(jobs, 1, 0.0, c)[0]
@@ -242,13 +273,14 @@ def main(argv):
     p = 1
     while p <= a.max_workers:
         t0, _ = predict(jobs, p, 0.0, c)
-        tx, nx = predict(jobs, p, extra, c)
+        tx, nx = predict(jobs, p, extra, c, latency, size)
         rows.append({"workers": p, "jobs": nx, "wall_no_extra": t0, "speedup_no_extra": t1 / t0,
                      "wall": tx, "speedup": t1 / tx})
         p *= 2
     out = {"trace": a.trace, "jobs": len(jobs), "passes": len(passes_of(jobs)),
-           "trace_workers": w1, "job_seconds": work, "measured_wall": wall1,
-           "manager_seconds_per_job": c, "extra_per_doubling": extra,
+           "trace_workers": w1, "job_seconds": work, "nodes": nodes, "measured_wall": wall1,
+           "manager_seconds_per_job": c, "extra_per_doubling": extra, "extra_size": size,
+           "latency": latency,
            "critical_path": bound_wall, "speedup_bound": t1 / bound_wall if bound_wall else None,
            "rows": rows, "measured": m}
     if a.json:
@@ -256,17 +288,23 @@ def main(argv):
         return 0
     print(f"{a.trace}: {len(jobs)} jobs in {out['passes']} passes, {work:.3f} s of jobs, "
           f"measured wall {wall1:.3f} s with {w1} worker(s)")
-    print(f"manager per job C = {c * 1000:.3f} ms, extra jobs per doubling X = {extra:.3f}, "
-          f"longest chains {bound_wall:.3f} s: speedup <= {out['speedup_bound']:.1f}")
-    print(f"{'workers':>7} {'jobs':>8} {'wall (X=0)':>11} {'speedup':>8} {'wall':>11} "
+    print(f"manager per job C = {c * 1000:.3f} ms, extra jobs per doubling X = {extra:.3f} "
+          f"of size S = {size:.2f}, latency L = {latency * 1000:.3f} ms; longest chains {bound_wall:.3f} s: "
+          f"speedup <= {out['speedup_bound']:.1f}")
+    print(f"{'workers':>7} {'jobs':>8} {'wall X,L=0':>11} {'speedup':>8} {'wall':>11} "
           f"{'speedup':>8}")
     for r in rows:
         print(f"{r['workers']:>7} {r['jobs']:>8} {r['wall_no_extra']:>11.3f} "
               f"{r['speedup_no_extra']:>8.2f} {r['wall']:>11.3f} {r['speedup']:>8.2f}")
     if m:
-        print(f"measured with {m['workers']} workers: {m['jobs']} jobs, {m['job_seconds']:.3f} s "
-              f"of jobs, wall {m['wall']:.3f} s; predicted {m['predicted_wall']:.3f} s "
-              f"({m['predicted_wall_no_extra']:.3f} s with X = 0)")
+        print(f"measured with {m['workers']} workers: {m['jobs']} jobs, {m['nodes']} nodes "
+              f"({m['nodes'] / nodes:.2f}x), {m['job_seconds']:.3f} s of jobs "
+              f"({m['seconds_per_node_ratio']:.2f}x the seconds per node), "
+              f"wall {m['wall']:.3f} s")
+        print(f"predicted with {m['workers']} workers: {m['predicted_wall_as_measured']:.3f} s "
+              f"at the measured seconds per node; on free workers {m['predicted_wall']:.3f} s "
+              f"({m['predicted_wall_no_latency']:.3f} s with L = 0, "
+              f"{m['predicted_wall_no_extra']:.3f} s with X = L = 0)")
     return 0
 
 

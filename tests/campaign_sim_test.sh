@@ -48,7 +48,7 @@ if sys.argv[2].endswith("/two/trace.csv"):
     assert m["workers"] == 2, m
     assert s["extra_per_doubling"] >= 0
 print(f"ok: {s['jobs']} jobs, {s['passes']} passes, bound {s['speedup_bound']:.2f}; "
-      f"{m['workers']} worker(s): predicted {m['predicted_wall']:.3f} s, measured {m['wall']:.3f} s")
+      f"{m['workers']} worker(s): predicted {m['predicted_wall_as_measured']:.3f} s, measured {m['wall']:.3f} s")
 PY
 python3 "$sim" "$dir/one/trace.csv" --measured "$measured" | grep -q "predicted"
 
