@@ -161,8 +161,7 @@ int run_status(const po::variables_map& vm, const std::string& dir) {
                               signed_text(r.p.root_hi) + "]")
               << "\n"
               << eta_text(r.p.eta, exact)
-              << (exact ? "" : " for the pass v >= " + signed_text(pass_beta))
-              << (r.p.eta.known && !exact ? "; P workers: about 1/P of it" : "") << "\n";
+              << (exact ? "" : " for the pass v >= " + signed_text(pass_beta)) << "\n";
     return 0;
 }
 
@@ -175,7 +174,7 @@ int run_campaign(const std::vector<std::string>& args) {
         ("seeds", po::value<int>(), "seeds per pit n")
         ("rule", po::value<std::string>()->default_value("standard"),
          "capture rule: standard or empty-capture")
-        ("dir", po::value<std::string>(), "campaign directory: its journal and progress.csv "
+        ("dir", po::value<std::string>(), "campaign directory: its journal, progress.csv and trace.csv "
          "(created; a run with the same options resumes it)")
         ("job-nodes", po::value<uint64_t>()->default_value(kDefaultJobNodes),
          "node budget of a job; a job that exceeds it is split into its moves")

@@ -242,7 +242,7 @@ def main(argv):
         c = max(0.0, a.manager_seconds)
     else:
         c = max(0.0, (wall1 - work) / len(jobs)) if w1 == 1 else 0.0
-    extra = a.extra if a.extra is not None else 0.0
+    extra = max(0.0, a.extra) if a.extra is not None else 0.0
     latency = max(0.0, a.latency) if a.latency is not None else 0.0
     size = max(0.0, a.extra_size) if a.extra_size is not None else 1.0
     m = None
@@ -268,6 +268,10 @@ def main(argv):
         m["predicted_wall_no_extra"] = predict(jobs, mw, 0.0, c)[0]
 
     t1 = predict(jobs, 1, 0.0, c)[0]
+    if t1 <= 0:
+        print(f"campaign_sim: {a.trace}: its jobs took no time: nothing to predict",
+              file=sys.stderr)
+        return 1
     bound_wall = sum(critical_path(p, c) for p in passes_of(jobs))
     rows = []
     p = 1
@@ -281,7 +285,7 @@ def main(argv):
            "trace_workers": w1, "job_seconds": work, "nodes": nodes, "measured_wall": wall1,
            "manager_seconds_per_job": c, "extra_per_doubling": extra, "extra_size": size,
            "latency": latency,
-           "critical_path": bound_wall, "speedup_bound": t1 / bound_wall if bound_wall else None,
+           "critical_path": bound_wall, "speedup_bound": t1 / bound_wall,
            "rows": rows, "measured": m}
     if a.json:
         print(json.dumps(out))
