@@ -18,10 +18,12 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "campaign/journal.h"
+#include "campaign/trace.h"
 #include "campaign/tree.h"
 #include "solver/solver.h"
 
@@ -36,6 +38,17 @@ class WorkerPool {
     // The record of one submitted job (kind Bound, or Split when it exceeded its budget);
     // blocks until one is done.
     virtual JobRecord wait() = 0;
+    // Who ran the job of the last wait() (the trace's worker: an MPI rank, 0 in-process).
+    virtual int last_worker() const { return 0; }
+};
+
+// How a finished job was handed out and returned (the trace's columns, campaign/trace.h).
+struct Dispatch {
+    std::chrono::steady_clock::time_point submitted, finished;
+    int worker = 0;
+    int in_flight = 1;       // jobs out right after it was handed out, itself included
+    int pass_beta = 0;       // the root question of the pass it was chosen for
+    ProofTree::Place place;  // where its position was in the tree when it was chosen
 };
 
 // Runs one job: test(pos, beta) with a node budget on a solver of its own (its table kept
@@ -57,13 +70,44 @@ class LocalWorkers : public WorkerPool {
 };
 
 // The manager's loop over any tree: runs jobs on `pool` until the root's value is exact and
-// returns it. Each finished job's record goes to on_record (which makes it durable) and is
-// then applied to the tree; after_job runs after each (may be empty). guess: the first
-// pass's threshold (ProofTree::next_beta); passes counts the passes settled.
+// returns it. Each finished job's record goes to on_record (which makes it durable), with
+// how it was handed out, and is then applied to the tree; after_job runs after each (may
+// be empty). guess: the first pass's threshold (ProofTree::next_beta); passes counts the
+// passes settled.
 int solve_tree(ProofTree& tree, WorkerPool& pool, int guess,
-               const std::function<void(const JobRecord&)>& on_record,
+               const std::function<void(const JobRecord&, const Dispatch&)>& on_record,
                const std::function<void(int beta, bool pass_done)>& after_job,
                int* passes = nullptr);
+
+// ETA of the current pass, a range. The pass "v(root) >= beta?" may still take between
+// `least` and `most` jobs if none is split (ProofTree::pass_jobs). With P workers and sizes
+// measured over every job of the campaign so far (JobSizes), it ends after at least
+// ceil(least / P) jobs one after another of the 25th-percentile size (lo) and at most
+// ceil(most / P) of the 75th-percentile size (hi). The manager's own time per job c (its
+// fsync, tree updates and choice, measured over this run; 0 when not measured) bounds lo
+// from below by least * c and is added to hi as most * c. Not known: whether jobs will be
+// split (each split adds its moves' jobs), whether the next pass settles the root, how
+// long the jobs in flight have still to run, and sizes that change as the tree deepens;
+// see results/campaign.md, ETA. Unknown ("ETA ?") before any job has been measured.
+struct Eta {
+    bool known = false;
+    double lo = 0, hi = 0;  // seconds
+    uint64_t jobs_least = 0, jobs_most = 0;
+    int workers = 1;
+    double manager_per_job = 0;  // seconds (c above)
+};
+
+// The journal's per-job seconds in order of increasing size, for the ETA.
+class JobSizes {
+  public:
+    void add(double seconds);
+    // The q-quantile (0..1, nearest rank) of the seconds added; requires count() > 0.
+    double quantile(double q) const;
+    size_t count() const { return sorted_.size(); }
+
+  private:
+    std::vector<double> sorted_;
+};
 
 // Where a campaign stands: from the journal, and what this run added.
 struct Progress {
@@ -76,7 +120,15 @@ struct Progress {
     int root_lo = 0, root_hi = 0;
     int beta = 0;    // the pass's question: v >= beta (0 before the first)
     int passes = 0;  // MTD(f) passes finished in this run
+    Eta eta;         // of the pass under way (or next); unknown outside run()
 };
+
+Eta pass_eta(const ProofTree& tree, int beta, const JobSizes& sizes, int workers,
+             double manager_per_job = 0);
+// "ETA 12 s..3.5 min" (with the jobs and workers it assumes), "ETA ?" or "ETA 0 (exact)".
+std::string eta_text(const Eta& e, bool exact);
+// A duration for people: "0.25 s", "8.2 s", "14 min", "3.1 h", "2.5 d".
+std::string duration_text(double seconds);
 
 // One line for stderr: "campaign: jobs 120 (+30, 0 open), splits 14, nodes ..., root [lo, hi]".
 std::string progress_line(const Progress& p);
@@ -88,6 +140,11 @@ class Campaign {
   public:
     // Replays the journal's records into a fresh tree. Throws ContradictionError.
     Campaign(Journal& journal, const db::Database* db);
+
+    // Appends a line per journaled record to dir/trace.csv from now on (campaign/trace.h).
+    void trace_to(const std::string& dir);
+    // The trace's first write error ("" when none, or when there is no trace).
+    std::string trace_error() const;
 
     // Runs jobs until the root's value is exact and returns it. guess: the first pass's
     // threshold (South's margin at the start, which is the root's pits value). on_progress
@@ -102,7 +159,13 @@ class Campaign {
     Journal& journal_;
     ProofTree tree_;
     Progress totals_;
+    JobSizes sizes_;
+    int workers_ = 1;
+    double manager_per_job_ = 0;  // this run's (Eta)
+    std::optional<int> guess_;    // run()'s: the ETA is of the pass next_beta(guess) asks
     std::chrono::steady_clock::time_point start_;
+    double start_unix_ = 0;
+    std::unique_ptr<TraceWriter> trace_;
 };
 
 }  // namespace kalah::campaign

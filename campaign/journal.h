@@ -3,7 +3,8 @@
 
 // A campaign directory D holds `journal.kcj`. The manager's whole state is rebuilt from it
 // (campaign/tree.h): a record is either a proven bound on a position or the decision to
-// split a position into its moves, and nothing else is kept between runs.
+// split a position into its moves, and nothing else is kept between runs (the logs beside
+// it, progress.csv and trace.csv (campaign/trace.h), are never read back by a run).
 //
 // File layout (all integers little-endian):
 //

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <limits>
 #include <string>
+#include <unordered_set>
 
 #include "core/notation.h"
 #include "db/database.h"
@@ -25,15 +26,20 @@ ProofTree::ProofTree(const CampaignParams& p, const db::Database* db)
 
 ProofTree::ProofTree(const CampaignParams& p, const db::Database* db, const Board& root)
     : params_(p), db_(db) {
-    node_of(root.without_stores());
+    node_of(root.without_stores(), 0);
 }
 
 int ProofTree::normal_beta(int seeds, int beta) { return round_up(seeds, beta); }
 
-int ProofTree::node_of(const Board& pits) {
+int ProofTree::node_of(const Board& pits, int depth) {
     const Cells key = pits.pits_key();
-    if (auto it = index_.find(key); it != index_.end()) return it->second;
+    if (auto it = index_.find(key); it != index_.end()) {
+        lower_depth(it->second, depth);
+        return it->second;
+    }
     Node n;
+    n.depth = depth;
+    n.added_by = applying_;
     n.pos = board_of_key(params_.m, key);
     n.seeds = n.pos.seeds_in_pits();
     n.job_lo = -n.seeds;
@@ -61,6 +67,18 @@ int ProofTree::node_of(const Board& pits) {
     return i;
 }
 
+void ProofTree::lower_depth(int start, int depth) {
+    std::vector<std::pair<int, int>> work{{start, depth}};
+    while (!work.empty()) {
+        const auto [i, d] = work.back();
+        work.pop_back();
+        if (d >= nodes_[i].depth) continue;
+        nodes_[i].depth = d;
+        for (const Edge& e : nodes_[i].edges)
+            if (!e.over) work.push_back({e.child, d + 1});
+    }
+}
+
 void ProofTree::expand(int i) {
     if (nodes_[i].expanded) return;
     nodes_[i].expanded = true;
@@ -80,7 +98,7 @@ void ProofTree::expand(int i) {
             // Stores were zero before the move, and only the mover's store grows.
             e.extra = r.extra;
             e.gain = r.extra ? c.own_store() : c.opp_store();
-            e.child = node_of(c.without_stores());  // may grow nodes_
+            e.child = node_of(c.without_stores(), nodes_[i].depth + 1);  // may grow nodes_
             nodes_[e.child].parents.push_back(i);
         }
         edges.push_back(e);
@@ -124,6 +142,7 @@ void ProofTree::update(int start) {
 }
 
 void ProofTree::apply(const JobRecord& r) {
+    applying_ = applied_++;
     const Board pos = board_of_key(params_.m, r.key);
     const int s = pos.seeds_in_pits();
     auto [it, fresh] = facts_.try_emplace(r.key, Fact{-s, s, false});
@@ -147,32 +166,60 @@ void ProofTree::apply(const JobRecord& r) {
     update(i);
 }
 
-ProofTree::Numbers ProofTree::numbers(int i, int beta) {
+ProofTree::Numbers ProofTree::numbers(int i, int beta, Memo& memo, bool in_flight_blocks) const {
     const Node& n = nodes_[i];
     beta = normal_beta(n.seeds, beta);
     if (n.lo >= beta) return {0, kInf};
     if (n.hi < beta) return {kInf, 0};
     // A job in flight may settle this question, but no second job should be sent here.
     if (!n.expanded)
-        return in_flight_.count(n.pos.pits_key()) ? Numbers{kInf, kInf} : Numbers{1, 1};
+        return in_flight_blocks && in_flight_.count(n.pos.pits_key()) ? Numbers{kInf, kInf}
+                                                                      : Numbers{1, 1};
     const uint64_t memo_key = (uint64_t(i) << 10) | uint64_t(beta + 512);
-    if (auto it = memo_.find(memo_key); it != memo_.end()) return it->second;
+    if (auto it = memo.find(memo_key); it != memo.end()) return it->second;
     Numbers out{kInf, 0};
     for (const Edge& e : nodes_[i].edges) {
         Numbers m;
         if (e.over) {
             m = e.gain >= beta ? Numbers{0, kInf} : Numbers{kInf, 0};
         } else if (e.extra) {
-            m = numbers(e.child, beta - e.gain);
+            m = numbers(e.child, beta - e.gain, memo, in_flight_blocks);
         } else {
-            const Numbers c = numbers(e.child, e.gain - beta + 1);
+            const Numbers c = numbers(e.child, e.gain - beta + 1, memo, in_flight_blocks);
             m = {c.dn, c.pn};
         }
         out.pn = std::min(out.pn, m.pn);
         out.dn = add_capped(out.dn, m.dn);
     }
-    memo_.emplace(memo_key, out);
+    memo.emplace(memo_key, out);
     return out;
+}
+
+ProofTree::PassJobs ProofTree::pass_jobs(int beta) const {
+    if (decided(beta)) return {};
+    // most: a walk over the undecided questions, each (node, threshold) once.
+    std::unordered_set<uint64_t> seen;
+    std::vector<std::pair<int, int>> work{{0, normal_beta(nodes_[0].seeds, beta)}};
+    uint64_t most = 0;
+    while (!work.empty()) {
+        const auto [i, b] = work.back();
+        work.pop_back();
+        const Node& n = nodes_[i];
+        if (n.lo >= b || n.hi < b) continue;
+        if (!seen.insert((uint64_t(i) << 10) | uint64_t(b + 512)).second) continue;
+        if (!n.expanded) {
+            ++most;
+            continue;
+        }
+        for (const Edge& e : n.edges) {
+            if (e.over) continue;
+            const int cb = e.extra ? b - e.gain : e.gain - b + 1;
+            work.push_back({e.child, normal_beta(nodes_[e.child].seeds, cb)});
+        }
+    }
+    Memo memo;
+    const Numbers root = numbers(0, beta, memo, false);
+    return {std::min({root.pn, root.dn, most}), most};
 }
 
 std::optional<Job> ProofTree::select(int beta) {
@@ -195,7 +242,7 @@ std::optional<Job> ProofTree::select(int beta) {
         for (const Edge& e : n.edges) {
             if (e.over) continue;
             const int b = e.extra ? beta - e.gain : e.gain - beta + 1;
-            const Numbers c = numbers(e.child, b);
+            const Numbers c = numbers(e.child, b, memo_, true);
             const uint64_t pn = e.extra ? c.pn : c.dn;
             if (pn < best) best = pn, next = e.child, next_beta = b;
         }
@@ -240,6 +287,12 @@ std::vector<int> ProofTree::best_moves() const {
     for (const Edge& e : r.edges)
         if (edge_bounds(e).first == r.lo) out.push_back(e.pit);
     return out;
+}
+
+std::optional<ProofTree::Place> ProofTree::place(const Board& pits) const {
+    const auto it = index_.find(pits.pits_key());
+    if (it == index_.end()) return std::nullopt;
+    return Place{nodes_[it->second].depth, nodes_[it->second].added_by};
 }
 
 std::pair<int, int> ProofTree::bounds(const Board& pits) const {

@@ -87,6 +87,26 @@ class ProofTree {
     // Bounds on v of any position in the tree or named by a record (for tests).
     std::pair<int, int> bounds(const Board& pits) const;
 
+    // Where a position sits in the tree (for the job trace, campaign/trace.h): the least
+    // number of moves from the root to it among the paths the tree holds, and the index of
+    // the record (0-based, in the order apply() saw them: the journal's order) whose split
+    // added it to the tree, -1 for the root. Nothing for a position not in the tree.
+    struct Place {
+        int depth = 0;
+        int64_t added_by = -1;
+    };
+    std::optional<Place> place(const Board& pits) const;
+
+    // How many jobs the question "v(root) >= beta?" may still take if no job is split,
+    // jobs in flight counted as open: `least` = min(proof number, disproof number, most),
+    // the jobs of the cheapest way to settle it (transpositions may count twice); `most` =
+    // the distinct (position, threshold) questions not expanded and not decided that the
+    // question still reaches through undecided moves. 0/0 when it is decided.
+    struct PassJobs {
+        uint64_t least = 0, most = 0;
+    };
+    PassJobs pass_jobs(int beta) const;
+
   private:
     struct Edge {
         int gain = 0;
@@ -101,6 +121,8 @@ class ProofTree {
         int lo = 0, hi = 0;          // proven bounds (jobs and moves)
         int job_lo = 0, job_hi = 0;  // proven by jobs on this position (or the database)
         bool expanded = false;
+        int depth = 0;          // least moves from the root (the paths held so far)
+        int64_t added_by = -1;  // the record whose split added it (Place)
         std::vector<Edge> edges;
         std::vector<int> parents;
     };
@@ -119,12 +141,19 @@ class ProofTree {
         uint64_t pn, dn;
     };
 
-    int node_of(const Board& pits);  // finds or creates (with the facts known of it)
+    using Memo = std::unordered_map<uint64_t, Numbers>;
+
+    // Finds or creates (with the facts known of it) the node of a position `depth` moves
+    // from the root by one path.
+    int node_of(const Board& pits, int depth);
+    void lower_depth(int i, int depth);  // a shorter path found: lowers i and its subtree
     void expand(int i);
     void update(int i);  // recomputes lo/hi from jobs and moves; propagates to parents
     // Normalises "v >= beta" to the least beta' >= beta of the node's parity.
     static int normal_beta(int seeds, int beta);
-    Numbers numbers(int i, int beta);
+    // in_flight_blocks: a position in flight counts as inf/inf (select: no second job
+    // there) rather than 1/1 (pass_jobs: a job still to finish).
+    Numbers numbers(int i, int beta, Memo& memo, bool in_flight_blocks) const;
     std::pair<int, int> edge_bounds(const Edge& e) const;
 
     CampaignParams params_;
@@ -133,7 +162,9 @@ class ProofTree {
     size_t expanded_ = 0;
     std::unordered_map<Cells, int, KeyHash> index_;
     std::unordered_map<Cells, Fact, KeyHash> facts_;
-    std::unordered_map<uint64_t, Numbers> memo_;  // numbers() of one select()
+    Memo memo_;              // numbers() of one select()
+    int64_t applying_ = -1;  // index of the record apply() is applying
+    int64_t applied_ = 0;    // records applied so far
     std::unordered_map<Cells, int, KeyHash> in_flight_;
 };
 

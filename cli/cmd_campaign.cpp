@@ -61,6 +61,8 @@ std::vector<std::string> best_move_texts(const ProofTree& tree, Rule rule, const
     return out;
 }
 
+// The fields a run's JSON and --status --json share. The ETA (campaign/campaign.h, Eta):
+// null while unknown, 0 once the value is exact.
 std::string campaign_fields_json(const Progress& p, const std::string& dir) {
     std::ostringstream o;
     o << "\"dir\": " << json_string(dir) << ", \"jobs\": " << p.jobs
@@ -68,7 +70,20 @@ std::string campaign_fields_json(const Progress& p, const std::string& dir) {
       << ", \"open_jobs\": " << p.open_jobs << ", \"tree_positions\": " << p.tree_positions
       << ", \"campaign_nodes\": " << p.nodes << ", \"job_seconds\": " << p.job_seconds
       << ", \"lower\": " << p.root_lo << ", \"upper\": " << p.root_hi;
+    if (p.eta.known)
+        o << ", \"eta_lo_seconds\": " << p.eta.lo << ", \"eta_hi_seconds\": " << p.eta.hi
+          << ", \"eta_pass_jobs\": [" << p.eta.jobs_least << ", " << p.eta.jobs_most
+          << "], \"eta_workers\": " << p.eta.workers;
+    else
+        o << ", \"eta_lo_seconds\": null, \"eta_hi_seconds\": null";
     return o.str();
+}
+
+// Opens a CSV log of the directory for appending: a file of another header is moved aside.
+void prepare_log(const std::string& dir, const char* name, const std::string& header) {
+    const std::string path = (std::filesystem::path(dir) / name).string();
+    if (const std::string why = prepare_csv_log(path, header); !why.empty())
+        std::cerr << "kalah campaign: " << why << " (continuing without it)\n";
 }
 
 void append_csv(const std::string& dir, const Progress& p) {
@@ -106,10 +121,27 @@ int run_status(const po::variables_map& vm, const std::string& dir) {
     r.p.expanded = r.tree.expanded();
     r.p.open_jobs = r.tree.open_positions();
     const bool exact = r.p.root_lo == r.p.root_hi;
+    // The ETA of the pass a run would ask now (the same guess as the run's: --guess or the
+    // depth-10 estimate, which uses no table or database), for one worker.
+    int pass_beta = 0;
+    if (exact) {
+        r.p.eta.known = true;
+    } else {
+        JobSizes sizes;
+        for (const JobRecord& rec : c.records) sizes.add(rec.seconds);
+        SolverOptions small;
+        small.tt_mb = 1;
+        const int guess = vm.count("guess") ? vm["guess"].as<int>()
+                                            : Solver(c.params.m, c.params.rule, small)
+                                                  .estimate(Board::start(c.params.m, c.params.n));
+        pass_beta = r.tree.next_beta(guess);
+        r.p.eta = pass_eta(r.tree, pass_beta, sizes, 1);
+    }
     if (vm.count("json")) {
         std::cout << "{\"pits\": " << c.params.m << ", \"seeds\": " << c.params.n
                   << ", \"rule\": " << json_string(rule_name(c.params.rule)) << ", "
                   << campaign_fields_json(r.p, dir);
+        if (!exact) std::cout << ", \"pass_beta\": " << pass_beta;
         if (exact)
             std::cout << ", \"value\": " << r.p.root_lo << ", \"result\": \""
                       << result_letter(r.p.root_lo) << "\"";
@@ -127,7 +159,9 @@ int run_status(const po::variables_map& vm, const std::string& dir) {
                               " for South)"
                         : "value in [" + signed_text(r.p.root_lo) + ", " +
                               signed_text(r.p.root_hi) + "]")
-              << "\n";
+              << "\n"
+              << eta_text(r.p.eta, exact)
+              << (exact ? "" : " for the pass v >= " + signed_text(pass_beta)) << "\n";
     return 0;
 }
 
@@ -140,7 +174,7 @@ int run_campaign(const std::vector<std::string>& args) {
         ("seeds", po::value<int>(), "seeds per pit n")
         ("rule", po::value<std::string>()->default_value("standard"),
          "capture rule: standard or empty-capture")
-        ("dir", po::value<std::string>(), "campaign directory: its journal and progress.csv "
+        ("dir", po::value<std::string>(), "campaign directory: its journal, progress.csv and trace.csv "
          "(created; a run with the same options resumes it)")
         ("job-nodes", po::value<uint64_t>()->default_value(kDefaultJobNodes),
          "node budget of a job; a job that exceeds it is split into its moves")
@@ -210,6 +244,8 @@ int run_campaign(const std::vector<std::string>& args) {
     }
 #endif
     Campaign campaign(*journal, db.get());
+    campaign.trace_to(dir);
+    prepare_log(dir, kProgressCsv, progress_csv_header());
     // One worker in this process, or (under mpirun with more than one rank) every other rank.
     std::unique_ptr<WorkerPool> pool;
     const LocalWorkers* local = nullptr;
@@ -237,6 +273,8 @@ int run_campaign(const std::vector<std::string>& args) {
     const int value = campaign.run(*pool, guess, report, every);
     const Progress p = campaign.progress();
     append_csv(dir, p);
+    if (const std::string why = campaign.trace_error(); !why.empty())
+        std::cerr << "kalah campaign: the job trace is incomplete: " << why << "\n";
     const std::vector<std::string> best = best_move_texts(campaign.tree(), rule, start);
     const double secs = p.run_seconds;
     const double nps = secs > 0 ? p.run_nodes / secs : 0;

@@ -126,6 +126,7 @@ campaign::JobRecord MpiWorkers::wait() {
     MPI_Recv(msg, kRecordWords, MPI_UINT64_T, st.MPI_SOURCE, kTagRecord, MPI_COMM_WORLD, &st);
     --busy_;
     idle_.push_back(st.MPI_SOURCE);
+    last_ = st.MPI_SOURCE;
     campaign::JobRecord r;
     r.kind = msg[0] == 2 ? campaign::JobRecord::Kind::Split : campaign::JobRecord::Kind::Bound;
     r.beta = static_cast<int>(int64_t(msg[1]));

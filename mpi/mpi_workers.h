@@ -55,10 +55,12 @@ class MpiWorkers : public campaign::WorkerPool {
     int capacity() const override { return size_ - 1; }
     void submit(const campaign::Job& job) override;
     campaign::JobRecord wait() override;
+    int last_worker() const override { return last_; }
 
   private:
     std::vector<int> idle_;
     int busy_ = 0;
+    int last_ = 0;
     int size_;
 };
 

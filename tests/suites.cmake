@@ -84,4 +84,10 @@ if(KALAH_SANITIZE STREQUAL "" AND NOT KALAH_FUZZ)
   add_test(NAME campaign-mpi
            COMMAND bash ${PROJECT_SOURCE_DIR}/tests/mpi_campaign_test.sh $<TARGET_FILE:kalah> "${kalah_mpirun}")
   set_tests_properties(campaign-mpi PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT 600)
+  # scripts/campaign_sim.py on the trace of a tiny campaign (two MPI workers as the
+  # measured point when built with MPI); exit 77 (skipped) without python3.
+  add_test(NAME campaign-sim
+           COMMAND bash ${PROJECT_SOURCE_DIR}/tests/campaign_sim_test.sh $<TARGET_FILE:kalah>
+                   ${PROJECT_SOURCE_DIR}/scripts/campaign_sim.py "${kalah_mpirun}")
+  set_tests_properties(campaign-sim PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT 300)
 endif()

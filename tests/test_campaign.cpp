@@ -8,15 +8,18 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <random>
 #include <set>
+#include <sstream>
 #include <string>
 #include <vector>
 
 #include "brute_force.h"
 #include "campaign/campaign.h"
 #include "campaign/journal.h"
+#include "campaign/trace.h"
 #include "campaign/tree.h"
 #include "cli_runner.h"
 #include "random_position.h"
@@ -103,6 +106,82 @@ class StoppingWorkers : public LocalWorkers {
     int left_;
 };
 
+// One line of trace.csv (campaign/trace.h), parsed.
+struct TraceLine {
+    uint64_t record = 0;
+    double run_started = 0, submitted = 0, finished = 0;
+    int worker = 0, in_flight = 0, pass_beta = 0, beta = 0;
+    std::string kind;
+    int result = 0, seeds = 0, depth = 0;
+    int64_t after = 0;
+    uint64_t nodes = 0;
+    double seconds = 0;
+};
+struct Trace {
+    std::string header;
+    std::vector<TraceLine> lines;
+    int bad = 0;  // lines that do not parse
+};
+
+Trace read_trace_file(const std::string& path) {
+    Trace t;
+    std::istringstream in(test_files::slurp(path));
+    std::getline(in, t.header);
+    t.header += "\n";
+    for (std::string line; std::getline(in, line);) {
+        std::vector<std::string> f;
+        std::stringstream ls(line);
+        for (std::string x; std::getline(ls, x, ',');) f.push_back(x);
+        if (f.size() != 15) {
+            ++t.bad;
+            continue;
+        }
+        try {
+            TraceLine l;
+            l.record = std::stoull(f[0]);
+            l.run_started = std::stod(f[1]);
+            l.submitted = std::stod(f[2]);
+            l.finished = std::stod(f[3]);
+            l.worker = std::stoi(f[4]);
+            l.in_flight = std::stoi(f[5]);
+            l.pass_beta = std::stoi(f[6]);
+            l.beta = std::stoi(f[7]);
+            l.kind = f[8];
+            l.result = std::stoi(f[9]);
+            l.seeds = std::stoi(f[10]);
+            l.depth = std::stoi(f[11]);
+            l.after = std::stoll(f[12]);
+            l.nodes = std::stoull(f[13]);
+            l.seconds = std::stod(f[14]);
+            t.lines.push_back(l);
+        } catch (const std::exception&) {
+            ++t.bad;
+        }
+    }
+    return t;
+}
+
+// The line agrees with the journal's record of the same index.
+void check_line_against_journal(const TraceLine& l, const std::vector<JobRecord>& rs, int m) {
+    REQUIRE(l.record < rs.size());
+    const JobRecord& r = rs[l.record];
+    CHECK(l.nodes == r.nodes);
+    CHECK(l.beta == r.beta);
+    CHECK(l.result == r.result);
+    CHECK(l.kind == (r.kind == JobRecord::Kind::Split ? "split" : "bound"));
+    CHECK(std::abs(l.seconds - r.seconds) <= 1e-6);
+    CHECK(l.seeds == board_of_key(m, r.key).seeds_in_pits());
+    CHECK(l.after < int64_t(l.record));
+    // The split that added the position is a split record of the journal; the root has
+    // none, and it is the only position at depth 0.
+    if (l.after >= 0) CHECK(rs[size_t(l.after)].kind == JobRecord::Kind::Split);
+    CHECK((l.after == -1) == (l.depth == 0));
+    if (l.depth == 0) CHECK(l.beta == l.pass_beta);  // the root's own question
+    CHECK(l.run_started <= l.submitted);
+    CHECK(l.submitted <= l.finished);
+    CHECK(l.in_flight >= 1);
+}
+
 }  // namespace
 
 TEST_SUITE("campaign") {
@@ -121,7 +200,8 @@ TEST_SUITE("campaign") {
                     std::vector<JobRecord> records;
                     const int guess = int(rng() % 9) - 4;
                     const int got = solve_tree(
-                        tree, oracle, guess, [&](const JobRecord& r) { records.push_back(r); }, {});
+                        tree, oracle, guess,
+                        [&](const JobRecord& r, const Dispatch&) { records.push_back(r); }, {});
                     INFO("m ", m, " ", format_position(pos), " rule ", rule_name(rule));
                     CHECK(got == want);
                     CHECK(tree.root_lo() == want);
@@ -393,6 +473,134 @@ TEST_SUITE("campaign") {
         CHECK_NOTHROW(Journal::open(dir.path.string(), p, damage));
     }
 
+    TEST_CASE("trace: a line per journaled record, as the journal's, appended across resumes") {
+        for (const Rule rule : {Rule::Standard, Rule::EmptyCapture}) {
+            TempDir dir("trace");
+            const CampaignParams p{4, 4, rule};
+            const std::string path = (dir.path / kTraceName).string();
+            std::mt19937 rng(rule == Rule::Standard ? 11 : 12);
+            int value = 1000, runs = 0;
+            std::set<double> runs_seen;
+            for (int run = 0; run < 400 && value == 1000; ++run) {
+                std::string damage;
+                Journal j = Journal::open(dir.path.string(), p, damage);
+                const size_t before = j.records().size();
+                const size_t lines_before = read_trace_file(path).lines.size();
+                Campaign camp(j, nullptr);
+                camp.trace_to(dir.path.string());
+                StoppingWorkers workers(4, rule, job_options(2000), 1 + int(rng() % 30));
+                try {
+                    value = camp.run(workers, 0, {});
+                } catch (const Interrupted&) {
+                }
+                ++runs;
+                CHECK(camp.trace_error().empty());
+                // This run's lines: one per record it journaled, after the earlier ones.
+                const Trace t = read_trace_file(path);
+                CHECK(t.bad == (run > 3 ? 1 : 0));
+                REQUIRE(t.lines.size() == j.records().size());
+                CHECK(t.lines.size() - lines_before == j.records().size() - before);
+                for (size_t i = 0; i < t.lines.size(); ++i) CHECK(t.lines[i].record == i);
+                for (size_t i = lines_before; i < t.lines.size(); ++i)
+                    runs_seen.insert(t.lines[i].run_started);
+                if (run == 3) {
+                    // A torn last line (a kill mid-write): the next run ends it and appends.
+                    std::ofstream(path, std::ios::app) << "12,17";
+                }
+            }
+            CHECK(value == Solver(4, rule, job_options(0)).pits_value(Board::start(4, 4)));
+            const Trace t = read_trace_file(path);
+            CHECK(t.header == trace_csv_header());
+            CHECK(t.bad == 1);  // the torn line, alone on its line
+            const JournalContents c = read_journal((dir.path / kJournalName).string());
+            REQUIRE(t.lines.size() == c.records.size());
+            for (size_t i = 0; i < t.lines.size(); ++i) {
+                CHECK(t.lines[i].record == i);
+                check_line_against_journal(t.lines[i], c.records, 4);
+                CHECK(t.lines[i].worker == 0);
+                CHECK(t.lines[i].in_flight == 1);
+            }
+            MESSAGE(runs, " runs, ", runs_seen.size(), " of them journaled records");
+            CHECK(runs_seen.size() >= 2);
+        }
+    }
+
+    TEST_CASE("trace: a file of another format is moved aside, a new one started") {
+        TempDir dir("trace_old");
+        const std::string path = (dir.path / kTraceName).string();
+        test_files::spit(path, "old,columns\n1,2\n");
+        CHECK(prepare_csv_log(path, trace_csv_header()) == "");
+        CHECK(test_files::slurp(path) == trace_csv_header());
+        int old = 0;
+        for (const auto& e : std::filesystem::directory_iterator(dir.path))
+            if (e.path().filename().string().starts_with("trace.csv.") &&
+                test_files::slurp(e.path().string()) == "old,columns\n1,2\n")
+                ++old;
+        CHECK(old == 1);
+        // A log of the right header without a final newline gets one; nothing else changes.
+        test_files::spit(path, trace_csv_header() + "1,2");
+        CHECK(prepare_csv_log(path, trace_csv_header()) == "");
+        CHECK(test_files::slurp(path) == trace_csv_header() + "1,2\n");
+    }
+
+    TEST_CASE("ETA: unknown before any job, a range lo <= hi during a run, 0 once exact") {
+        TempDir dir("eta");
+        const CampaignParams p{5, 3, Rule::Standard};
+        std::string damage;
+        Journal j = Journal::open(dir.path.string(), p, damage);
+        Campaign camp(j, nullptr);
+        CHECK_FALSE(camp.progress().eta.known);
+        CHECK(progress_line(camp.progress()).find("ETA ?") != std::string::npos);
+        // The tree alone: no measured job, nothing known; one open job at the root.
+        JobSizes none;
+        CHECK_FALSE(pass_eta(camp.tree(), 2, none, 1).known);
+        CHECK(camp.tree().pass_jobs(2).least == 1);
+        CHECK(camp.tree().pass_jobs(2).most == 1);
+        int seen = 0;
+        LocalWorkers workers(5, Rule::Standard, job_options(3000));
+        const int value = camp.run(
+            workers, 0,
+            [&](const Progress& pr) {
+                ++seen;
+                const std::string line = progress_line(pr);
+                if (pr.root_lo == pr.root_hi) {
+                    CHECK(line.find("ETA 0 (value exact)") != std::string::npos);
+                    return;
+                }
+                REQUIRE(pr.eta.known);
+                CHECK(pr.eta.lo <= pr.eta.hi);
+                CHECK(pr.eta.jobs_least >= 1);
+                CHECK(pr.eta.jobs_least <= pr.eta.jobs_most);
+                CHECK(pr.eta.workers == 1);
+                CHECK(line.find("ETA ") != std::string::npos);
+                CHECK(line.find("ETA ?") == std::string::npos);
+                CHECK(progress_csv_row(pr).find(",,,,") == std::string::npos);
+            },
+            0);
+        CHECK(seen > 10);
+        CHECK(value == Solver(5, Rule::Standard, job_options(0)).pits_value(Board::start(5, 3)));
+        CHECK(camp.progress().eta.known);
+        // More workers: no longer, and the job counts of the pass do not change.
+        JobSizes sizes;
+        for (const auto& r : j.records()) sizes.add(r.seconds);
+        ProofTree half(p, nullptr);
+        for (size_t i = 0; i < j.records().size() / 2; ++i) half.apply(j.records()[i]);
+        if (half.root_lo() < half.root_hi()) {
+            const int beta = half.next_beta(0);
+            const Eta one = pass_eta(half, beta, sizes, 1), four = pass_eta(half, beta, sizes, 4);
+            CHECK(one.lo <= one.hi);
+            CHECK(four.lo <= one.lo);
+            CHECK(four.hi <= one.hi);
+            CHECK(four.jobs_most == one.jobs_most);
+        }
+        // Quantiles by nearest rank.
+        JobSizes q;
+        for (const double x : {4.0, 1.0, 3.0, 2.0}) q.add(x);
+        CHECK(q.quantile(0.25) == 1.0);
+        CHECK(q.quantile(0.75) == 3.0);
+        CHECK(q.quantile(1.0) == 4.0);
+    }
+
     TEST_CASE("kalah campaign: value as solve's, resume, bad directories") {
         TempDir dir("cli");
         const std::string d = (dir.path / "c").string();
@@ -410,17 +618,23 @@ TEST_SUITE("campaign") {
         CHECK(j["position"] == "3,3,3,3/3,3,3,3/0,0/A");
         CHECK(j["jobs"].get<int>() == j["jobs_run"].get<int>());
         CHECK(j["splits"].get<int>() > 0);
-        // Run again: everything is in the journal.
+        CHECK(j["eta_lo_seconds"] == 0);
+        // The trace: a line per job; progress.csv with its ETA columns.
+        CHECK(read_trace_file(d + "/" + kTraceName).lines.size() == j["jobs_run"].get<size_t>());
+        CHECK(test_files::slurp(d + "/progress.csv").starts_with(progress_csv_header()));
+        // Run again: everything is in the journal, nothing is added to the trace.
         r = run_kalah(args + " --json -q");
         REQUIRE(r.status == 0);
         j = nlohmann::json::parse(r.out);
         CHECK(j["value"] == 8);
         CHECK(j["jobs_run"] == 0);
+        CHECK(read_trace_file(d + "/" + kTraceName).lines.size() == j["jobs"].get<size_t>());
         // --status reads the directory without the board options.
         r = run_kalah("campaign --status --db /nonexistent --dir " + d);
         CHECK(r.status == 0);
         CHECK(r.out.find("Kalah(4,3), rule empty-capture") != std::string::npos);
         CHECK(r.out.find("root: value +8 (W for South)") != std::string::npos);
+        CHECK(r.out.find("ETA 0 (value exact)") != std::string::npos);
         // Other parameters on the same directory: one line, exit 2.
         r = run_kalah("campaign --pits 4 --seeds 4 --rule empty-capture --db /nonexistent --dir " +
                       d);
@@ -437,6 +651,16 @@ TEST_SUITE("campaign") {
         CHECK(r.err.find("torn record at the end (41 bytes); truncated to") != std::string::npos);
         CHECK(nlohmann::json::parse(r.out)["value"] == 8);
         CHECK(nlohmann::json::parse(r.out)["jobs_run"].get<int>() >= 1);
+        {
+            // The record cut off is run again under the same index: its last line is the
+            // journal's.
+            const JournalContents c = read_journal(journal);
+            std::map<uint64_t, TraceLine> last;
+            for (const TraceLine& l : read_trace_file(d + "/" + kTraceName).lines)
+                last[l.record] = l;
+            CHECK(last.size() == c.records.size());
+            for (const auto& [k, l] : last) check_line_against_journal(l, c.records, 4);
+        }
         // Not a journal: one line, exit 1, nothing written.
         test_files::spit(journal, "not a journal" + std::string(100, '.'));
         r = run_kalah(args + " -q");
@@ -457,6 +681,55 @@ TEST_SUITE("campaign") {
         CHECK(r.err.find("cannot open") != std::string::npos);
         r = run_kalah(args + " --job-nodes 5");
         CHECK(r.status == 2);
+    }
+
+    TEST_CASE("kalah campaign --status: the ETA of the next pass, ? before any job") {
+        TempDir dir("status_eta");
+        const std::string d = (dir.path / "c").string();
+        const CampaignParams p{4, 4, Rule::Standard};
+        {
+            std::string damage;
+            Journal j = Journal::open(d, p, damage);
+        }
+        CliResult r = run_kalah("campaign --status --db /nonexistent --dir " + d);
+        CHECK(r.status == 0);
+        CHECK(r.out.find("ETA ? for the pass v >= ") != std::string::npos);
+        r = run_kalah("campaign --status --db /nonexistent --json --dir " + d);
+        REQUIRE(r.status == 0);
+        auto j = nlohmann::json::parse(r.out);
+        CHECK(j["eta_lo_seconds"].is_null());
+        CHECK(j["eta_hi_seconds"].is_null());
+        // Twenty jobs in: a range.
+        {
+            std::string damage;
+            Journal jn = Journal::open(d, p, damage);
+            Campaign camp(jn, nullptr);
+            StoppingWorkers workers(4, Rule::Standard, job_options(2000), 20);
+            CHECK_THROWS_AS(camp.run(workers, 0, {}), Interrupted);
+            REQUIRE(camp.progress().root_lo < camp.progress().root_hi);
+        }
+        for (const std::string guess : {"", " --guess 0"}) {
+            r = run_kalah("campaign --status --db /nonexistent --dir " + d + guess);
+            CHECK(r.status == 0);
+            CHECK(r.out.find("ETA ") != std::string::npos);
+            CHECK(r.out.find("ETA ?") == std::string::npos);
+            CHECK(r.out.find("jobs, 1 worker) for the pass v >= ") != std::string::npos);
+            r = run_kalah("campaign --status --db /nonexistent --json --dir " + d + guess);
+            REQUIRE(r.status == 0);
+            j = nlohmann::json::parse(r.out);
+            CHECK(j["jobs"] == 20);
+            CHECK(j["eta_lo_seconds"].get<double>() <= j["eta_hi_seconds"].get<double>());
+            CHECK(j["eta_pass_jobs"][0].get<int>() >= 1);
+            CHECK(j["eta_pass_jobs"][0].get<int>() <= j["eta_pass_jobs"][1].get<int>());
+            CHECK(j["eta_workers"] == 1);
+            if (!guess.empty()) {
+                // The pass the run would ask next, with the run's guess.
+                std::string damage;
+                Journal jn = Journal::open(d, p, damage);
+                Campaign camp(jn, nullptr);
+                CHECK(j["pass_beta"] == camp.tree().next_beta(0));
+            }
+        }
     }
 
     TEST_CASE("kalah campaign killed with SIGKILL at random moments resumes to the same value") {
@@ -501,6 +774,13 @@ TEST_SUITE("campaign") {
         const JournalContents c = read_journal(d + "/" + kJournalName);
         CHECK(c.damage.empty());
         CHECK(no_job_twice(c.records));
+        // The trace survives the kills: a kill tears at most one line, and may cost the
+        // line of a record it journaled; every line that parses is the journal's.
+        const Trace t = read_trace_file(d + "/" + kTraceName);
+        CHECK(t.header == trace_csv_header());
+        CHECK(t.bad <= kills);
+        CHECK(t.lines.size() + size_t(kills) >= c.records.size());
+        for (const TraceLine& l : t.lines) check_line_against_journal(l, c.records, 4);
         // Splits are finished jobs too: journaled, or a resumed run would split them again.
         CHECK(std::count_if(c.records.begin(), c.records.end(), [](const JobRecord& x) {
                   return x.kind == JobRecord::Kind::Split;
