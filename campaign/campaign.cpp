@@ -210,15 +210,15 @@ int Campaign::run(WorkerPool& pool, int guess,
     return solve_tree(tree_, timed, guess, on_record, after_job, &totals_.passes);
 }
 
-void JobSizes::add(double seconds) {
-    sorted_.insert(std::upper_bound(sorted_.begin(), sorted_.end(), seconds), seconds);
-}
-
 double JobSizes::quantile(double q) const {
+    if (!sorted_) {
+        std::sort(sizes_.begin(), sizes_.end());
+        sorted_ = true;
+    }
     // Nearest rank: the smallest size with at least a fraction q of the sizes at or below.
-    const size_t n = sorted_.size();
+    const size_t n = sizes_.size();
     const auto rank = static_cast<size_t>(std::ceil(std::clamp(q, 0.0, 1.0) * double(n)));
-    return sorted_[std::min(n - 1, rank == 0 ? 0 : rank - 1)];
+    return sizes_[std::min(n - 1, rank == 0 ? 0 : rank - 1)];
 }
 
 Eta pass_eta(const ProofTree& tree, int beta, const JobSizes& sizes, int workers,

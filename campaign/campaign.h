@@ -97,16 +97,18 @@ struct Eta {
     double manager_per_job = 0;  // seconds (c above)
 };
 
-// The journal's per-job seconds in order of increasing size, for the ETA.
+// The journal's per-job seconds, for the ETA's quantiles. add() is O(1) (a campaign replays
+// its whole journal through it at start); the sizes are sorted when a quantile is asked.
 class JobSizes {
   public:
-    void add(double seconds);
+    void add(double seconds) { sizes_.push_back(seconds), sorted_ = false; }
     // The q-quantile (0..1, nearest rank) of the seconds added; requires count() > 0.
     double quantile(double q) const;
-    size_t count() const { return sorted_.size(); }
+    size_t count() const { return sizes_.size(); }
 
   private:
-    std::vector<double> sorted_;
+    mutable std::vector<double> sizes_;
+    mutable bool sorted_ = true;
 };
 
 // Where a campaign stands: from the journal, and what this run added.
