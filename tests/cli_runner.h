@@ -1,6 +1,7 @@
 // Runs the built `kalah` binary with arguments and captures stdout, stderr and exit status.
 #pragma once
 
+#include <fcntl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -9,6 +10,7 @@
 #include <fstream>
 #include <sstream>
 #include <string>
+#include <vector>
 
 struct CliResult {
     int status = -1;
@@ -53,4 +55,23 @@ inline CliResult run_kalah(const std::string& args, const std::string& input = "
     std::remove((base + ".out").c_str());
     std::remove((base + ".err").c_str());
     return r;
+}
+
+// Starts the built `kalah` binary with `args` (no shell) in a child process whose stdout and
+// stderr go to /dev/null, and returns its pid (negative if fork failed): for tests that
+// kill it at a chosen moment and reap it themselves.
+inline pid_t spawn_kalah_quiet(const std::vector<std::string>& args) {
+    std::vector<char*> argv;
+    argv.push_back(const_cast<char*>("kalah"));
+    for (const std::string& a : args) argv.push_back(const_cast<char*>(a.c_str()));
+    argv.push_back(nullptr);
+    const pid_t pid = ::fork();
+    if (pid == 0) {
+        const int null = ::open("/dev/null", O_WRONLY);
+        ::dup2(null, 1);
+        ::dup2(null, 2);
+        ::execv(KALAH_BIN, argv.data());
+        ::_exit(127);
+    }
+    return pid;
 }

@@ -739,18 +739,10 @@ TEST_SUITE("campaign") {
         std::mt19937 rng(std::random_device{}());
         int kills = 0;
         for (int t = 0; t < 12; ++t) {
-            const pid_t pid = ::fork();
+            const pid_t pid = spawn_kalah_quiet({"campaign", "--pits", "4", "--seeds", "4", "--db",
+                                                 "/nonexistent", "--tt-mb", "16", "--threads",
+                                                 "2", "--job-nodes", "2000", "-q", "--dir", d});
             REQUIRE(pid >= 0);
-            if (pid == 0) {
-                // The child: the campaign, quiet, its output discarded.
-                const int null = ::open("/dev/null", O_WRONLY);
-                ::dup2(null, 1);
-                ::dup2(null, 2);
-                ::execl(KALAH_BIN, "kalah", "campaign", "--pits", "4", "--seeds", "4", "--db",
-                        "/nonexistent", "--tt-mb", "16", "--threads", "2", "--job-nodes", "2000",
-                        "-q", "--dir", d.c_str(), static_cast<char*>(nullptr));
-                ::_exit(127);
-            }
             ::usleep(5000 + rng() % 150000);
             ::kill(pid, SIGKILL);
             int status = 0;

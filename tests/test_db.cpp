@@ -871,18 +871,10 @@ TEST_SUITE("db") {
             const std::string d = dir.path.string();
             const auto delay = std::chrono::microseconds(static_cast<int64_t>(
                 std::uniform_real_distribution<>(0.05, 1.0)(rng) * full * 1e6));
-            const pid_t pid = ::fork();
+            const pid_t pid =
+                spawn_kalah_quiet({"build-db", "--pits", "5", "--max-seeds", "15", "--threads",
+                                   "2", "--block-entries", "65536", "--dir", d});
             REQUIRE(pid >= 0);
-            if (pid == 0) {
-                const int null = ::open("/dev/null", O_WRONLY);
-                ::dup2(null, 1);
-                ::dup2(null, 2);
-                const std::string dir_arg = d;
-                ::execl(KALAH_BIN, "kalah", "build-db", "--pits", "5", "--max-seeds", "15",
-                        "--threads", "2", "--block-entries", "65536", "--dir", dir_arg.c_str(),
-                        static_cast<char*>(nullptr));
-                ::_exit(127);
-            }
             int status = 0;
             if (run % 2 == 0) {
                 std::this_thread::sleep_for(delay);
