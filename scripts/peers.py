@@ -11,20 +11,25 @@ The anchors of issue 21, built outside the project (nothing of their code is in 
   (`stones N`, `time 0`, `player 1 ai`, `player 2 human`, `start`, `step`, `last`), one
   thread, cache 2^C entries (--cm-cache; the program's default is 24).
 This project: `kalah solve --json --threads 1 --db /nonexistent --memory-db off` (no
-database and no layers built in memory), default table (1 GiB).
+database and no layers built in memory; `--db DIR` in ec-db), default table (1 GiB).
 
 For each configuration, runs the two solvers alternately --reps times each, one process at a
-time, and prints a Markdown table: value, nodes, wall seconds and process CPU seconds of
-every run, their medians, and the ratios this project / anchor. The machine is shared:
-the CPU seconds (getrusage of the child) are less disturbed by other jobs than the wall
-seconds; both are printed. The anchors count nodes differently: girving/kalah's "nodes
-searched" leave out the children it only "peeked" at (game over, database, bounds, table
-cut-off), which this project counts as nodes; CMancala counts every node it enters.
+time, and prints a Markdown table: value, nodes, the search seconds each solver reports
+(loading excluded), wall seconds and process CPU seconds of every run, their medians, and
+the ratios this project / anchor. The machine is shared: the CPU seconds (getrusage of the
+child) are less disturbed by other jobs than the wall seconds; both are printed. The anchors
+count nodes differently: girving/kalah's "nodes searched" leave out the children it only
+"peeked" at (game over, database, bounds, table cut-off), which this project counts as
+nodes; CMancala counts every node it enters.
 
 Usage: scripts/peers.py [--kalah build/kalah] [--girving BIN --girving-eg FILE]
+                        [--kalah-db DIR --girving-db FILE [--girving-db-seeds 24]]
                         [--cmancala BIN] [--seeds 4] [--reps 3] [--only NAME,...]
-Configurations: ec-nodb (empty-capture, against girving/kalah), std-nodb (standard,
-against CMancala); an anchor not given is skipped. Needs python3 (standard library only).
+Configurations: ec-nodb (empty-capture, against girving/kalah), ec-db (the same with
+databases: --kalah-db DIR, a directory holding this project's empty-capture layers 0..K, and
+--girving-db FILE --girving-db-seeds K, girving/kalah's endgame file of K seeds built by its
+`generator`: answers `4`, `c K`, `s`, `q`), std-nodb (standard, against CMancala); an
+anchor not given is skipped. Needs python3 (standard library only).
 """
 import argparse
 import datetime
@@ -49,11 +54,11 @@ def timed(cmd, stdin=None, cwd="/"):
     return out, wall, None
 
 
-def run_kalah(kalah, n, rule):
+def run_kalah(kalah, n, rule, db=None):
     before = os.times()
+    where = ["--db", os.path.abspath(db)] if db else ["--db", "/nonexistent", "--memory-db", "off"]
     out, wall, _ = timed([kalah, "solve", "--json", "-q", "--pits", "6", "--seeds", str(n),
-                          "--rule", rule, "--threads", "1", "--db", "/nonexistent",
-                          "--memory-db", "off"])
+                          "--rule", rule, "--threads", "1"] + where)
     after = os.times()
     j = json.loads(out)
     cpu = (after.children_user - before.children_user) + (after.children_system -
@@ -109,6 +114,10 @@ def main():
     ap.add_argument("--girving-eg", help="its endgame file")
     ap.add_argument("--girving-eg-seeds", type=int, default=1)
     ap.add_argument("--girving-tt-bits", type=int, default=26)
+    ap.add_argument("--kalah-db", help="this project's database directory for ec-db "
+                    "(the same seeds as --girving-db's)")
+    ap.add_argument("--girving-db", help="girving/kalah's endgame file for ec-db")
+    ap.add_argument("--girving-db-seeds", type=int, default=24)
     ap.add_argument("--cmancala", help="CMancala's Mancala binary")
     ap.add_argument("--cm-cache", type=int, default=24)
     ap.add_argument("--seeds", type=int, default=4)
@@ -121,6 +130,10 @@ def main():
         configs.append(("ec-nodb", "empty-capture", "girving/kalah",
                         lambda: run_girving(a.girving, a.girving_eg, a.girving_eg_seeds,
                                             a.girving_tt_bits, a.seeds)))
+    if a.girving and a.girving_db and a.kalah_db:
+        configs.append(("ec-db", "empty-capture", "girving/kalah",
+                        lambda: run_girving(a.girving, a.girving_db, a.girving_db_seeds,
+                                            a.girving_tt_bits, a.seeds)))
     if a.cmancala:
         configs.append(("std-nodb", "standard", "CMancala",
                         lambda: run_cmancala(a.cmancala, a.seeds, a.cm_cache)))
@@ -128,22 +141,23 @@ def main():
     print(f"peers.py, {datetime.datetime.utcnow():%Y-%m-%d %H:%M} UTC, Kalah(6,{a.seeds}), "
           f"one thread each, {a.reps} alternated runs", flush=True)
     print()
-    print("| configuration | solver | value | nodes | wall s (runs) | cpu s (runs) | "
-          "median wall | median cpu |")
-    print("|---|---|---|---|---|---|---|---|")
+    print("| configuration | solver | value | nodes | search s (runs) | wall s (runs) | "
+          "cpu s (runs) | median wall | median cpu |")
+    print("|---|---|---|---|---|---|---|---|---|")
     summary = []
     for name, rule, anchor, run_anchor in configs:
         if only and name not in only:
             continue
         ours, theirs = [], []
         for _ in range(a.reps):
-            ours.append(run_kalah(kalah, a.seeds, rule))
+            ours.append(run_kalah(kalah, a.seeds, rule, a.kalah_db if name == "ec-db" else None))
             theirs.append(run_anchor())
         for who, runs in (("kalah", ours), (anchor, theirs)):
             nodes = f"{runs[0]['nodes']:,}"
             if "peeks" in runs[0]:
                 nodes += f" (+{runs[0]['peeks']:,} peeked)"
             print(f"| {name} | {who} | {runs[0]['value']:+d} | {nodes} | "
+                  f"{', '.join(fmt(r['seconds']) for r in runs)} | "
                   f"{', '.join(fmt(r['wall']) for r in runs)} | "
                   f"{', '.join(fmt(r['cpu']) for r in runs)} | {fmt(med(runs, 'wall'))} | "
                   f"{fmt(med(runs, 'cpu'))} |", flush=True)
