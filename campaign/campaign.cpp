@@ -115,6 +115,9 @@ int solve_tree(ProofTree& tree, WorkerPool& pool, int guess,
                const std::function<void(const JobRecord&, const Dispatch&)>& on_record,
                const std::function<void(int beta, bool pass_done)>& after_job, int* passes) {
     const int m = tree.root().pits();
+    // MTD(f) expects a pass at or below the guess (of the root's parity) to prove, one above
+    // it to fail: the answer select() hopes for while jobs are in flight.
+    const int expect_up_to = guess + ((guess - tree.root().seeds_in_pits()) & 1);
     int in_flight = 0;
     // How each job out was handed out (positions in flight are distinct).
     std::map<Cells, Dispatch> out;
@@ -129,7 +132,7 @@ int solve_tree(ProofTree& tree, WorkerPool& pool, int guess,
         d.finished = Clock::now();
         d.worker = pool.last_worker();
         on_record(r, d);  // durable first: the tree is a function of the journal
-        tree.set_in_flight(board_of_key(m, r.key), false);
+        tree.clear_in_flight(board_of_key(m, r.key));
         tree.apply(r);
     };
     while (tree.root_lo() < tree.root_hi()) {
@@ -139,9 +142,9 @@ int solve_tree(ProofTree& tree, WorkerPool& pool, int guess,
         // result as it comes back.
         while (!tree.decided(beta)) {
             while (in_flight < pool.capacity()) {
-                const std::optional<Job> job = tree.select(beta);
+                const std::optional<Job> job = tree.select(beta, beta <= expect_up_to);
                 if (!job) break;
-                tree.set_in_flight(job->pos, true);
+                tree.set_in_flight(*job);
                 Dispatch d;
                 d.pass_beta = beta;
                 d.place = tree.place(job->pos).value_or(ProofTree::Place{});

@@ -166,15 +166,24 @@ void ProofTree::apply(const JobRecord& r) {
     update(i);
 }
 
-ProofTree::Numbers ProofTree::numbers(int i, int beta, Memo& memo, bool in_flight_blocks) const {
+ProofTree::Numbers ProofTree::numbers(int i, int beta, Memo& memo, InFlight mode) const {
     const Node& n = nodes_[i];
     beta = normal_beta(n.seeds, beta);
     if (n.lo >= beta) return {0, kInf};
     if (n.hi < beta) return {kInf, 0};
-    // A job in flight may settle this question, but no second job should be sent here.
-    if (!n.expanded)
-        return in_flight_blocks && in_flight_.count(n.pos.pits_key()) ? Numbers{kInf, kInf}
-                                                                      : Numbers{1, 1};
+    if (!n.expanded) {
+        if (mode == InFlight::Count) return {1, 1};
+        const auto it = in_flight_.find(n.pos.pits_key());
+        if (it == in_flight_.end()) return {1, 1};
+        // "v >= b" hoped true answers "v >= beta" for beta <= b; hoped false, for beta >= b.
+        if (mode == InFlight::Assume) {
+            const Flight& f = it->second;
+            if (f.hoped && beta <= f.beta) return {0, kInf};
+            if (!f.hoped && beta >= f.beta) return {kInf, 0};
+        }
+        // A job in flight may settle this question, but no second job should be sent here.
+        return {kInf, kInf};
+    }
     const uint64_t memo_key = (uint64_t(i) << 10) | uint64_t(beta + 512);
     if (auto it = memo.find(memo_key); it != memo.end()) return it->second;
     Numbers out{kInf, 0};
@@ -183,9 +192,9 @@ ProofTree::Numbers ProofTree::numbers(int i, int beta, Memo& memo, bool in_fligh
         if (e.over) {
             m = e.gain >= beta ? Numbers{0, kInf} : Numbers{kInf, 0};
         } else if (e.extra) {
-            m = numbers(e.child, beta - e.gain, memo, in_flight_blocks);
+            m = numbers(e.child, beta - e.gain, memo, mode);
         } else {
-            const Numbers c = numbers(e.child, e.gain - beta + 1, memo, in_flight_blocks);
+            const Numbers c = numbers(e.child, e.gain - beta + 1, memo, mode);
             m = {c.dn, c.pn};
         }
         out.pn = std::min(out.pn, m.pn);
@@ -217,12 +226,25 @@ ProofTree::PassJobs ProofTree::pass_jobs(int beta) const {
             work.push_back({e.child, normal_beta(nodes_[e.child].seeds, cb)});
         }
     }
-    Memo memo;
-    const Numbers root = numbers(0, beta, memo, false);
-    return {std::min({root.pn, root.dn, most}), most};
+    const auto [pn, dn] = proof_numbers(beta);
+    return {std::min({pn, dn, most}), most};
 }
 
-std::optional<Job> ProofTree::select(int beta) {
+std::pair<uint64_t, uint64_t> ProofTree::proof_numbers(int beta) const {
+    Memo memo;
+    const Numbers root = numbers(0, beta, memo, InFlight::Count);
+    return {root.pn, root.dn};
+}
+
+std::optional<Job> ProofTree::select(int beta, bool expect) {
+    if (auto job = descend(beta, expect, InFlight::Assume)) return job;
+    // Nothing is in flight (the same descent), or the hopes of the jobs in flight would
+    // settle the question: speculate past them.
+    if (in_flight_.empty()) return std::nullopt;
+    return descend(beta, expect, InFlight::Block);
+}
+
+std::optional<Job> ProofTree::descend(int beta, bool want, InFlight mode) {
     memo_.clear();
     int i = 0;
     for (;;) {
@@ -234,23 +256,30 @@ std::optional<Job> ProofTree::select(int beta) {
         }
         if (!n.expanded) {
             if (in_flight_.count(n.pos.pits_key())) return std::nullopt;
-            return Job{n.pos, beta};
+            return Job{n.pos, beta, want};
         }
         // The move with the least proof number (the first on a tie).
         uint64_t best = kInf + 1;
         int next = -1, next_beta = 0;
+        bool next_extra = false;
         for (const Edge& e : n.edges) {
             if (e.over) continue;
             const int b = e.extra ? beta - e.gain : e.gain - beta + 1;
-            const Numbers c = numbers(e.child, b, memo_, true);
+            const Numbers c = numbers(e.child, b, memo_, mode);
             const uint64_t pn = e.extra ? c.pn : c.dn;
-            if (pn < best) best = pn, next = e.child, next_beta = b;
+            if (pn < best) best = pn, next = e.child, next_beta = b, next_extra = e.extra;
         }
+        // Assumed answers can prove a question its bounds leave open (only the root's: the
+        // descent enters moves of pn > 0 only); real numbers cannot.
+        if (best == 0 && mode == InFlight::Assume) return std::nullopt;
         if (next < 0 || best == 0)
             throw std::logic_error("campaign: no undecided move at an undecided position");
         if (best >= kInf) return std::nullopt;  // every job that could help is in flight
         i = next;
         beta = next_beta;
+        // The child's question answered true proves the move after an extra move, refutes
+        // it otherwise.
+        if (!next_extra) want = !want;
     }
 }
 
@@ -260,12 +289,12 @@ bool ProofTree::decided(int beta) const {
     return r.lo >= beta || r.hi < beta;
 }
 
-void ProofTree::set_in_flight(const Board& pos, bool on) {
-    if (on)
-        in_flight_[pos.pits_key()] = 1;
-    else
-        in_flight_.erase(pos.pits_key());
+void ProofTree::set_in_flight(const Job& job) {
+    in_flight_[job.pos.pits_key()] =
+        Flight{normal_beta(job.pos.seeds_in_pits(), job.beta), job.hoped};
 }
+
+void ProofTree::clear_in_flight(const Board& pos) { in_flight_.erase(pos.pits_key()); }
 
 int ProofTree::next_beta(int guess) const {
     const Node& r = nodes_[0];

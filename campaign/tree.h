@@ -20,6 +20,16 @@
 // a position not expanded; everything is a function of the tree, and the tree a function of
 // the journal's records (apply()), so a resumed campaign makes the same choices.
 //
+// With several workers, jobs are chosen while others are in flight. Each job in flight is
+// assumed to come back with the answer its choice hoped for (the answer that moves the root
+// towards the answer the pass expects: MTD(f) expects a pass at or below its guess to
+// prove and one above it to fail), so the next job is the one a single worker would run
+// after it: a job the proof still needs if the hopes hold, rather than the next-best
+// alternative of an OR node (the "virtual win" of job-level proof-number search). Only
+// when those assumptions leave no job (they decide the root) is a second, speculative job
+// chosen with the jobs in flight blocked instead (inf/inf). The assumptions steer the
+// choice only; bounds come from records alone.
+//
 // The state is rebuilt from records only: a bound record tightens a position's bounds
 // (kept also for positions not in the tree yet), a split record expands it.
 
@@ -48,6 +58,8 @@ struct ContradictionError : std::runtime_error {
 struct Job {
     Board pos;
     int beta = 0;
+    // The answer to "v(pos) >= beta?" that select() hoped for (not sent to workers).
+    bool hoped = true;
 };
 
 class ProofTree {
@@ -64,10 +76,13 @@ class ProofTree {
     // Whether the bounds decide "v(root) >= beta?".
     bool decided(int beta) const;
     // The most-proving job for "v(root) >= beta?" among positions not in flight, or nothing
-    // when the question is decided or every job that could help is in flight.
-    std::optional<Job> select(int beta);
-    // Marks a job's position as handed to a worker (select() passes it by) or back.
-    void set_in_flight(const Board& pos, bool on);
+    // when the question is decided or every job that could help is in flight. `expect` is
+    // the answer the pass expects; it matters only with jobs in flight (see above).
+    std::optional<Job> select(int beta, bool expect = true);
+    // Marks a job (from select()) as handed to a worker: select() passes its position by
+    // and assumes its hoped answer; or a position as back (its record applied or not).
+    void set_in_flight(const Job& job);
+    void clear_in_flight(const Board& pos);
     // The threshold of the next MTD(f) pass over the campaign: a value of the root's parity
     // in (lo, hi], the guess when it is there, else the bound next to it (lo + 2 after a
     // pass that raised lo, hi after one that lowered hi). Requires root_lo() < root_hi().
@@ -106,6 +121,9 @@ class ProofTree {
         uint64_t least = 0, most = 0;
     };
     PassJobs pass_jobs(int beta) const;
+    // The proof and disproof numbers of "v(root) >= beta?", jobs in flight counted as jobs
+    // still to finish (0/inf once proven, inf/0 once refuted).
+    std::pair<uint64_t, uint64_t> proof_numbers(int beta) const;
 
   private:
     struct Edge {
@@ -140,6 +158,14 @@ class ProofTree {
     struct Numbers {
         uint64_t pn, dn;
     };
+    // How numbers() counts a position in flight: as a job still to finish (1/1), as blocked
+    // (inf/inf: no second job there), or as answered as hoped where that answer decides the
+    // question asked (blocked otherwise).
+    enum class InFlight { Count, Block, Assume };
+    struct Flight {
+        int beta = 0;  // the job's threshold, of the position's parity
+        bool hoped = true;
+    };
 
     using Memo = std::unordered_map<uint64_t, Numbers>;
 
@@ -151,9 +177,9 @@ class ProofTree {
     void update(int i);  // recomputes lo/hi from jobs and moves; propagates to parents
     // Normalises "v >= beta" to the least beta' >= beta of the node's parity.
     static int normal_beta(int seeds, int beta);
-    // in_flight_blocks: a position in flight counts as inf/inf (select: no second job
-    // there) rather than 1/1 (pass_jobs: a job still to finish).
-    Numbers numbers(int i, int beta, Memo& memo, bool in_flight_blocks) const;
+    Numbers numbers(int i, int beta, Memo& memo, InFlight mode) const;
+    // select()'s descent from the root with one way of counting the jobs in flight.
+    std::optional<Job> descend(int beta, bool expect, InFlight mode);
     std::pair<int, int> edge_bounds(const Edge& e) const;
 
     CampaignParams params_;
@@ -165,7 +191,7 @@ class ProofTree {
     Memo memo_;              // numbers() of one select()
     int64_t applying_ = -1;  // index of the record apply() is applying
     int64_t applied_ = 0;    // records applied so far
-    std::unordered_map<Cells, int, KeyHash> in_flight_;
+    std::unordered_map<Cells, Flight, KeyHash> in_flight_;
 };
 
 }  // namespace kalah::campaign

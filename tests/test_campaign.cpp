@@ -257,6 +257,89 @@ TEST_SUITE("campaign") {
         }
     }
 
+    TEST_CASE("split logic: a second job is the one chosen after the first's hoped answer") {
+        // The twin of select()'s assumption: a copy of the tree given the hoped answer as a
+        // record chooses the same next job (unless that answer settles the question, or
+        // the copy asks the same position again at another threshold).
+        std::mt19937 rng(20261202);
+        int compared = 0, settled = 0, closer = 0;
+        for (const Rule rule : {Rule::Standard, Rule::EmptyCapture}) {
+            for (int m = 3; m <= 4; ++m) {
+                BruteForce bf(m, rule);
+                for (int t = 0; t < 600; ++t) {
+                    const int seeds = 6 + int(rng() % (m == 4 ? 10 : 8));
+                    const Board pos = random_position(rng, m, seeds).without_stores();
+                    ProofTree tree(CampaignParams{m, 10, rule}, nullptr, pos);
+                    OracleWorkers oracle(bf, rng(), 2);
+                    const int beta = int(rng() % 9) - 4;
+                    const bool expect = rng() % 2;
+                    // Grow the tree: mostly splits, some true bounds.
+                    for (int k = int(rng() % 16); k > 0 && !tree.decided(beta); --k) {
+                        const std::optional<Job> job = tree.select(beta, expect);
+                        REQUIRE(job);
+                        oracle.submit(*job);
+                        JobRecord r = oracle.wait();
+                        if (rng() % 4) r.kind = JobRecord::Kind::Split;
+                        tree.apply(r);
+                    }
+                    if (tree.decided(beta)) continue;
+                    const std::optional<Job> first = tree.select(beta, expect);
+                    REQUIRE(first);
+                    tree.set_in_flight(*first);
+                    const std::optional<Job> second = tree.select(beta, expect);
+                    INFO("m ", m, " ", format_position(pos), " rule ", rule_name(rule), " beta ",
+                         beta, " expect ", expect, " first ", format_position(first->pos));
+                    if (second) CHECK(second->pos.pits_key() != first->pos.pits_key());
+
+                    // The tree after the first job's answer, hoped or not (nothing when the
+                    // tree's own bounds rule that answer out).
+                    auto answered = [&](bool yes) -> std::optional<ProofTree> {
+                        ProofTree copy = tree;
+                        copy.clear_in_flight(first->pos);
+                        JobRecord r;
+                        r.key = first->pos.pits_key();
+                        r.beta = first->beta;
+                        r.result = yes ? first->beta : first->beta - 1;
+                        try {
+                            copy.apply(r);
+                        } catch (const ContradictionError&) {
+                            return std::nullopt;
+                        }
+                        return copy;
+                    };
+                    const std::optional<ProofTree> hoped = answered(first->hoped);
+                    const std::optional<ProofTree> other = answered(!first->hoped);
+                    // The hoped answer brings the expected answer to the root at least as
+                    // close as the other: the number that counts the jobs it still takes.
+                    if (hoped && other) {
+                        auto toward = [&](const ProofTree& answered_tree) {
+                            const auto [pn, dn] = answered_tree.proof_numbers(beta);
+                            return expect ? pn : dn;
+                        };
+                        CHECK(toward(*hoped) <= toward(*other));
+                        closer += toward(*hoped) < toward(*other);
+                    }
+                    if (!hoped) continue;  // the hope is impossible by what the tree knows
+                    ProofTree after = *hoped;
+                    if (after.decided(beta)) {
+                        ++settled;
+                        continue;
+                    }
+                    const std::optional<Job> third = after.select(beta, expect);
+                    REQUIRE(third);
+                    if (third->pos.pits_key() == first->pos.pits_key()) continue;
+                    ++compared;
+                    REQUIRE(second);
+                    CHECK(format_position(second->pos) == format_position(third->pos));
+                    CHECK(second->beta == third->beta);
+                }
+            }
+        }
+        CHECK(compared > 300);
+        CHECK(settled > 200);
+        CHECK(closer > 300);
+    }
+
     TEST_CASE("a job stops near a small node budget") {
         // Limits are checked every 256 nodes or more often under a budget below 1 M nodes
         // (solver.cpp, Worker::beat_mask), not only every 65 k.
