@@ -26,9 +26,10 @@
 // prove and one above it to fail), so the next job is the one a single worker would run
 // after it: a job the proof still needs if the hopes hold, rather than the next-best
 // alternative of an OR node (the "virtual win" of job-level proof-number search). Only
-// when those assumptions leave no job (they decide the root) is a second, speculative job
-// chosen with the jobs in flight blocked instead (inf/inf). The assumptions steer the
-// choice only; bounds come from records alone.
+// when those assumptions leave no job (they settle the root's question, or every way to
+// it passes through a job in flight) is a second, speculative job chosen with the jobs in
+// flight blocked instead (inf/inf). The assumptions steer the choice only; bounds come
+// from records alone.
 //
 // The state is rebuilt from records only: a bound record tightens a position's bounds
 // (kept also for positions not in the tree yet), a split record expands it.
