@@ -176,7 +176,7 @@ ProofTree::Numbers ProofTree::numbers(int i, int beta, Memo& memo, InFlight mode
         const auto it = in_flight_.find(n.pos.pits_key());
         if (it == in_flight_.end()) return {1, 1};
         // "v >= b" hoped true answers "v >= beta" for beta <= b; hoped false, for beta >= b.
-        if (mode == InFlight::Assume) {
+        if (mode == InFlight::Assume && it->second.root_beta == assume_for_) {
             const Flight& f = it->second;
             if (f.hoped && beta <= f.beta) return {0, kInf};
             if (!f.hoped && beta >= f.beta) return {kInf, 0};
@@ -237,11 +237,14 @@ std::pair<uint64_t, uint64_t> ProofTree::proof_numbers(int beta) const {
 }
 
 std::optional<Job> ProofTree::select(int beta, bool expect) {
+    assume_for_ = normal_beta(nodes_[0].seeds, beta);
     if (auto job = descend(beta, expect, InFlight::Assume)) return job;
-    // Nothing is in flight (the same descent), or the hopes of the jobs in flight would
-    // settle the question: speculate past them.
+    // Nothing is in flight (the same descent), or the hopes of the jobs in flight leave no
+    // job: speculate past them.
     if (in_flight_.empty()) return std::nullopt;
-    return descend(beta, expect, InFlight::Block);
+    auto job = descend(beta, expect, InFlight::Block);
+    if (job) job->speculative = true;
+    return job;
 }
 
 std::optional<Job> ProofTree::descend(int beta, bool want, InFlight mode) {
@@ -256,7 +259,7 @@ std::optional<Job> ProofTree::descend(int beta, bool want, InFlight mode) {
         }
         if (!n.expanded) {
             if (in_flight_.count(n.pos.pits_key())) return std::nullopt;
-            return Job{n.pos, beta, want};
+            return Job{n.pos, beta, want, assume_for_, false};
         }
         // The move with the least proof number (the first on a tie).
         uint64_t best = kInf + 1;
@@ -270,7 +273,8 @@ std::optional<Job> ProofTree::descend(int beta, bool want, InFlight mode) {
             if (pn < best) best = pn, next = e.child, next_beta = b, next_extra = e.extra;
         }
         // Assumed answers can prove a question its bounds leave open (only the root's: the
-        // descent enters moves of pn > 0 only); real numbers cannot.
+        // descent enters only moves of 0 < pn < inf, whose questions are open); real
+        // numbers cannot.
         if (best == 0 && mode == InFlight::Assume) return std::nullopt;
         if (next < 0 || best == 0)
             throw std::logic_error("campaign: no undecided move at an undecided position");
@@ -291,7 +295,7 @@ bool ProofTree::decided(int beta) const {
 
 void ProofTree::set_in_flight(const Job& job) {
     in_flight_[job.pos.pits_key()] =
-        Flight{normal_beta(job.pos.seeds_in_pits(), job.beta), job.hoped};
+        Flight{normal_beta(job.pos.seeds_in_pits(), job.beta), job.hoped, job.root_beta};
 }
 
 void ProofTree::clear_in_flight(const Board& pos) { in_flight_.erase(pos.pits_key()); }

@@ -25,11 +25,12 @@
 // towards the answer the pass expects: MTD(f) expects a pass at or below its guess to
 // prove and one above it to fail), so the next job is the one a single worker would run
 // after it: a job the proof still needs if the hopes hold, rather than the next-best
-// alternative of an OR node (the "virtual win" of job-level proof-number search). Only
-// when those assumptions leave no job (they settle the root's question, or every way to
-// it passes through a job in flight) is a second, speculative job chosen with the jobs in
-// flight blocked instead (inf/inf). The assumptions steer the choice only; bounds come
-// from records alone.
+// alternative of an OR node (the "virtual win" of job-level proof-number search). A job
+// chosen for another root question (an earlier pass) is not assumed to answer, only
+// blocked. Only when the assumptions leave no job (they settle the root's question, or
+// every way to it is blocked) is a speculative job chosen with every job in flight blocked
+// instead (inf/inf). The assumptions steer the choice only; bounds come from records
+// alone.
 //
 // The state is rebuilt from records only: a bound record tightens a position's bounds
 // (kept also for positions not in the tree yet), a split record expands it.
@@ -59,8 +60,12 @@ struct ContradictionError : std::runtime_error {
 struct Job {
     Board pos;
     int beta = 0;
-    // The answer to "v(pos) >= beta?" that select() hoped for (not sent to workers).
+    // How select() chose it (not sent to workers): the answer to "v(pos) >= beta?" it hoped
+    // for, the root's threshold it was chosen for, and whether it is a speculative job
+    // (chosen with the jobs in flight blocked, their hopes leaving no job).
     bool hoped = true;
+    int root_beta = 0;
+    bool speculative = false;
 };
 
 class ProofTree {
@@ -166,6 +171,7 @@ class ProofTree {
     struct Flight {
         int beta = 0;  // the job's threshold, of the position's parity
         bool hoped = true;
+        int root_beta = 0;  // the root's threshold it was chosen for (Job)
     };
 
     using Memo = std::unordered_map<uint64_t, Numbers>;
@@ -190,6 +196,7 @@ class ProofTree {
     std::unordered_map<Cells, int, KeyHash> index_;
     std::unordered_map<Cells, Fact, KeyHash> facts_;
     Memo memo_;              // numbers() of one select()
+    int assume_for_ = 0;     // the root threshold of the select() under way (InFlight::Assume)
     int64_t applying_ = -1;  // index of the record apply() is applying
     int64_t applied_ = 0;    // records applied so far
     std::unordered_map<Cells, Flight, KeyHash> in_flight_;
