@@ -177,7 +177,7 @@ ProofTree::Numbers ProofTree::numbers(int i, int beta, Memo& memo, InFlight mode
         if (it == in_flight_.end()) return {1, 1};
         // "v >= b" hoped true answers "v >= beta" for beta <= b; hoped false, for beta >= b.
         if (mode == InFlight::Assume && it->second.root_beta == assume_for_) {
-            const Flight& f = it->second;
+            const Job& f = it->second;
             if (f.hoped && beta <= f.beta) return {0, kInf};
             if (!f.hoped && beta >= f.beta) return {kInf, 0};
         }
@@ -293,10 +293,7 @@ bool ProofTree::decided(int beta) const {
     return r.lo >= beta || r.hi < beta;
 }
 
-void ProofTree::set_in_flight(const Job& job) {
-    in_flight_[job.pos.pits_key()] =
-        Flight{normal_beta(job.pos.seeds_in_pits(), job.beta), job.hoped, job.root_beta};
-}
+void ProofTree::set_in_flight(const Job& job) { in_flight_[job.pos.pits_key()] = job; }
 
 void ProofTree::clear_in_flight(const Board& pos) { in_flight_.erase(pos.pits_key()); }
 

@@ -85,8 +85,9 @@ class ProofTree {
     // when the question is decided or every job that could help is in flight. `expect` is
     // the answer the pass expects; it matters only with jobs in flight (see above).
     std::optional<Job> select(int beta, bool expect = true);
-    // Marks a job (from select()) as handed to a worker: select() passes its position by
-    // and assumes its hoped answer; or a position as back (its record applied or not).
+    // Marks a job from select() (its beta of its position's parity) as handed to a worker:
+    // select() passes its position by and assumes its hoped answer; or a position as back
+    // (its record applied or not).
     void set_in_flight(const Job& job);
     void clear_in_flight(const Board& pos);
     // The threshold of the next MTD(f) pass over the campaign: a value of the root's parity
@@ -168,11 +169,6 @@ class ProofTree {
     // (inf/inf: no second job there), or as answered as hoped where that answer decides the
     // question asked (blocked otherwise).
     enum class InFlight { Count, Block, Assume };
-    struct Flight {
-        int beta = 0;  // the job's threshold, of the position's parity
-        bool hoped = true;
-        int root_beta = 0;  // the root's threshold it was chosen for (Job)
-    };
 
     using Memo = std::unordered_map<uint64_t, Numbers>;
 
@@ -199,7 +195,7 @@ class ProofTree {
     int assume_for_ = 0;     // the root threshold of the select() under way (InFlight::Assume)
     int64_t applying_ = -1;  // index of the record apply() is applying
     int64_t applied_ = 0;    // records applied so far
-    std::unordered_map<Cells, Flight, KeyHash> in_flight_;
+    std::unordered_map<Cells, Job, KeyHash> in_flight_;  // as select() chose them
 };
 
 }  // namespace kalah::campaign

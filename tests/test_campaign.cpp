@@ -317,7 +317,7 @@ TEST_SUITE("campaign") {
                         }
                         return copy;
                     };
-                    const std::optional<ProofTree> hoped = answered(last.hoped);
+                    std::optional<ProofTree> hoped = answered(last.hoped);
                     const std::optional<ProofTree> other = answered(!last.hoped);
                     // The hoped answer leaves the root's number towards the expected answer
                     // (the jobs it still takes) no larger than the other answer would.
@@ -330,12 +330,11 @@ TEST_SUITE("campaign") {
                         closer += toward(*hoped) < toward(*other);
                     }
                     if (!hoped) continue;  // the hope is impossible by what the tree knows
-                    ProofTree after = *hoped;
-                    if (after.decided(beta)) {
+                    if (hoped->decided(beta)) {
                         ++settled;
                         continue;
                     }
-                    const std::optional<Job> twin = after.select(beta, expect);
+                    const std::optional<Job> twin = hoped->select(beta, expect);
                     if (!next || next->speculative || !twin || twin->speculative) {
                         ++speculated;
                         continue;
