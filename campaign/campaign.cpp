@@ -106,6 +106,8 @@ Progress Campaign::progress() const {
     // inside (lo, hi] by the root's parity steps), and then the next pass does.
     if (p.root_lo == p.root_hi)
         p.eta.known = true;
+    else if (only_beta_)
+        p.eta = pass_eta(tree_, *only_beta_, sizes_, workers_, manager_per_job_);
     else if (guess_)
         p.eta = pass_eta(tree_, tree_.next_beta(*guess_), sizes_, workers_, manager_per_job_);
     return p;
@@ -113,7 +115,8 @@ Progress Campaign::progress() const {
 
 int solve_tree(ProofTree& tree, WorkerPool& pool, int guess,
                const std::function<void(const JobRecord&, const Dispatch&)>& on_record,
-               const std::function<void(int beta, bool pass_done)>& after_job, int* passes) {
+               const std::function<void(int beta, bool pass_done)>& after_job, int* passes,
+               std::optional<OnePass> only) {
     const int m = tree.root().pits();
     // MTD(f) expects a pass at or below the guess (of the root's parity) to prove, one above
     // it to fail: the answer select() hopes for while jobs are in flight.
@@ -135,14 +138,15 @@ int solve_tree(ProofTree& tree, WorkerPool& pool, int guess,
         tree.clear_in_flight(board_of_key(m, r.key));
         tree.apply(r);
     };
-    while (tree.root_lo() < tree.root_hi()) {
+    while (only ? !tree.decided(only->beta) : tree.root_lo() < tree.root_hi()) {
         // Step 1. The pass's question, from the bounds alone (a resumed run asks the same).
-        const int beta = tree.next_beta(guess);
+        const int beta = only ? only->beta : tree.next_beta(guess);
+        const bool expect = only ? only->expect : beta <= expect_up_to;
         // Step 2. Settle it: keep the workers busy with the most-proving jobs, apply each
         // result as it comes back.
         while (!tree.decided(beta)) {
             while (in_flight < pool.capacity()) {
-                const std::optional<Job> job = tree.select(beta, beta <= expect_up_to);
+                const std::optional<Job> job = tree.select(beta, expect);
                 if (!job) break;
                 tree.set_in_flight(*job);
                 Dispatch d;
@@ -168,11 +172,27 @@ int solve_tree(ProofTree& tree, WorkerPool& pool, int guess,
 int Campaign::run(WorkerPool& pool, int guess,
                   const std::function<void(const Progress&)>& on_progress,
                   double progress_seconds) {
+    return run_passes(pool, guess, std::nullopt, on_progress, progress_seconds);
+}
+
+bool Campaign::settle(WorkerPool& pool, const Question& q,
+                      const std::function<void(const Progress&)>& on_progress,
+                      double progress_seconds) {
+    // The root is the start: South to move, stores empty, so v(root) is South's margin.
+    const int beta = q.beta(tree_.root().seeds_in_pits());
+    run_passes(pool, beta, OnePass{beta, q.lower}, on_progress, progress_seconds);
+    return q.proved_by(tree_.root_lo() >= beta);
+}
+
+int Campaign::run_passes(WorkerPool& pool, int guess, std::optional<OnePass> only,
+                         const std::function<void(const Progress&)>& on_progress,
+                         double progress_seconds) {
     auto last = Clock::now();
     const auto run_start = Clock::now();
     TimedPool timed(pool);
     workers_ = pool.capacity();
     guess_ = guess;
+    only_beta_ = only ? std::optional<int>(only->beta) : std::nullopt;
     // Steady-clock times of this run as UNIX times (campaign/trace.h).
     auto unix_of = [&](Clock::time_point t) {
         return start_unix_ + std::chrono::duration<double>(t - start_).count();
@@ -210,7 +230,7 @@ int Campaign::run(WorkerPool& pool, int guess,
             last = Clock::now();
         }
     };
-    return solve_tree(tree_, timed, guess, on_record, after_job, &totals_.passes);
+    return solve_tree(tree_, timed, guess, on_record, after_job, &totals_.passes, only);
 }
 
 double JobSizes::quantile(double q) const {

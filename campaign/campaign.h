@@ -25,6 +25,7 @@
 #include "campaign/journal.h"
 #include "campaign/trace.h"
 #include "campaign/tree.h"
+#include "solver/question.h"
 #include "solver/solver.h"
 
 namespace kalah::campaign {
@@ -74,10 +75,18 @@ class LocalWorkers : public WorkerPool {
 // how it was handed out, and is then applied to the tree; after_job runs after each (may
 // be empty). guess: the first pass's threshold (ProofTree::next_beta); passes counts the
 // passes settled.
+//
+// With `only` set, runs the one pass that settles "v(root) >= only->beta?" instead (a
+// bound question, solver/question.h), hoping for the answer only->expect, and returns
+// when the bounds decide it (the value then is the root's lower bound, not exact).
+struct OnePass {
+    int beta = 0;
+    bool expect = true;
+};
 int solve_tree(ProofTree& tree, WorkerPool& pool, int guess,
                const std::function<void(const JobRecord&, const Dispatch&)>& on_record,
                const std::function<void(int beta, bool pass_done)>& after_job,
-               int* passes = nullptr);
+               int* passes = nullptr, std::optional<OnePass> only = std::nullopt);
 
 // ETA of the current pass, a range. The pass "v(root) >= beta?" may still take between
 // `least` and `most` jobs if none is split (ProofTree::pass_jobs). With P workers and sizes
@@ -153,11 +162,22 @@ class Campaign {
     // is called after every job at most every progress_seconds, and at the end of a pass.
     int run(WorkerPool& pool, int guess, const std::function<void(const Progress&)>& on_progress,
             double progress_seconds = 2);
+    // Runs jobs until the root's bounds settle the question q about South's margin at the
+    // start (solver/question.h) and returns whether it is proved (true) or refuted. The
+    // journal's records are the same kind as run()'s: a later run() (the exact value)
+    // or another question resumes over them.
+    bool settle(WorkerPool& pool, const Question& q,
+                const std::function<void(const Progress&)>& on_progress,
+                double progress_seconds = 2);
 
     Progress progress() const;
     const ProofTree& tree() const { return tree_; }
 
   private:
+    int run_passes(WorkerPool& pool, int guess, std::optional<OnePass> only,
+                   const std::function<void(const Progress&)>& on_progress,
+                   double progress_seconds);
+
     Journal& journal_;
     ProofTree tree_;
     Progress totals_;
@@ -165,6 +185,7 @@ class Campaign {
     int workers_ = 1;
     double manager_per_job_ = 0;  // this run's (Eta)
     std::optional<int> guess_;    // run()'s: the ETA is of the pass next_beta(guess) asks
+    std::optional<int> only_beta_;  // settle()'s: the ETA is of its one pass
     std::chrono::steady_clock::time_point start_;
     double start_unix_ = 0;
     std::unique_ptr<TraceWriter> trace_;

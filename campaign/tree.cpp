@@ -319,6 +319,15 @@ std::vector<int> ProofTree::best_moves() const {
     return out;
 }
 
+std::vector<ProofTree::MoveBounds> ProofTree::root_moves() const {
+    std::vector<MoveBounds> out;
+    for (const Edge& e : nodes_[0].edges) {
+        const auto [lo, hi] = edge_bounds(e);
+        out.push_back({e.pit, lo, hi});
+    }
+    return out;
+}
+
 std::optional<ProofTree::Place> ProofTree::place(const Board& pits) const {
     const auto it = index_.find(pits.pits_key());
     if (it == index_.end()) return std::nullopt;

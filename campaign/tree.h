@@ -106,6 +106,15 @@ class ProofTree {
     // their notation; empty when the root is not exact or was never expanded.
     std::vector<int> best_moves() const;
 
+    // The root's moves with the proven bounds on their worth (the root's pits value after
+    // the move: South's margin at the start of Kalah(m,n)), in pit order; empty before the
+    // root is expanded.
+    struct MoveBounds {
+        int pit = 0;
+        int lo = 0, hi = 0;
+    };
+    std::vector<MoveBounds> root_moves() const;
+
     // Bounds on v of any position in the tree or named by a record (for tests).
     std::pair<int, int> bounds(const Board& pits) const;
 

@@ -61,6 +61,49 @@ std::vector<std::string> best_move_texts(const ProofTree& tree, Rule rule, const
     return out;
 }
 
+// The root's moves with their proven bounds (South's margin after the move), as text
+// ("A1 [-4, +6], A2+ [+2, +2]") or JSON; nothing before the root is expanded.
+std::string root_moves_text(const ProofTree& tree, Rule rule) {
+    std::string out;
+    for (const auto& mb : tree.root_moves()) {
+        Board b = tree.root();
+        const MoveResult r = b.play(mb.pit, rule);
+        out += (out.empty() ? "" : ", ") + format_move(Side::South, mb.pit, r) + " " +
+               (mb.lo == mb.hi ? signed_text(mb.lo)
+                               : "[" + signed_text(mb.lo) + ", " + signed_text(mb.hi) + "]");
+    }
+    return out;
+}
+std::string root_moves_json(const ProofTree& tree, Rule rule) {
+    std::string out = "[";
+    for (const auto& mb : tree.root_moves()) {
+        Board b = tree.root();
+        const MoveResult r = b.play(mb.pit, rule);
+        out += (out.size() > 1 ? ", " : "") + std::string("{\"move\": ") +
+               json_string(format_move(Side::South, mb.pit, r)) +
+               ", \"lower\": " + std::to_string(mb.lo) + ", \"upper\": " + std::to_string(mb.hi) +
+               "}";
+    }
+    return out + "]";
+}
+
+// --prove's question, or nothing (the exact value).
+std::optional<Question> question_option(const po::variables_map& vm) {
+    if (!vm.count("prove")) return std::nullopt;
+    const std::string text = vm["prove"].as<std::string>();
+    const std::optional<Question> q = parse_question(text);
+    if (!q)
+        throw InputError("--prove: '" + text +
+                         "' is not a question (win, loss, 'v>=B', 'v>B', 'v<=B', 'v<B')");
+    return q;
+}
+
+// "v >= +1 (win for South)".
+std::string question_text(const Question& q) {
+    const std::string name = q.name();
+    return "v " + q.text() + (name.empty() ? "" : " (" + name + " for South)");
+}
+
 // The fields a run's JSON and --status --json share. The ETA (campaign/campaign.h, Eta):
 // null while unknown, 0 once the value is exact.
 std::string campaign_fields_json(const Progress& p, const std::string& dir) {
@@ -121,11 +164,21 @@ int run_status(const po::variables_map& vm, const std::string& dir) {
     r.p.expanded = r.tree.expanded();
     r.p.open_jobs = r.tree.open_positions();
     const bool exact = r.p.root_lo == r.p.root_hi;
+    const std::optional<Question> q = question_option(vm);
+    const int seeds = c.params.m * c.params.n * 2;
+    const bool q_decided = q && r.tree.decided(q->beta(seeds));
+    const bool q_proved = q && q->proved_by(r.p.root_lo >= q->beta(seeds));
     // The ETA of the pass a run would ask now (the same guess as the run's: --guess or the
-    // depth-10 estimate, which uses no table or database), for one worker.
+    // depth-10 estimate, which uses no table or database; with --prove, its one pass), for
+    // one worker.
     int pass_beta = 0;
-    if (exact) {
+    if (exact || q_decided) {
         r.p.eta.known = true;
+    } else if (q) {
+        JobSizes sizes;
+        for (const JobRecord& rec : c.records) sizes.add(rec.seconds);
+        pass_beta = q->beta(seeds);
+        r.p.eta = pass_eta(r.tree, pass_beta, sizes, 1);
     } else {
         JobSizes sizes;
         for (const JobRecord& rec : c.records) sizes.add(rec.seconds);
@@ -142,6 +195,11 @@ int run_status(const po::variables_map& vm, const std::string& dir) {
                   << ", \"rule\": " << json_string(rule_name(c.params.rule)) << ", "
                   << campaign_fields_json(r.p, dir);
         if (!exact) std::cout << ", \"pass_beta\": " << pass_beta;
+        if (q) {
+            std::cout << ", \"bound\": " << json_string(q->text()) << ", \"proved\": ";
+            std::cout << (q_decided ? (q_proved ? "true" : "false") : "null");
+        }
+        std::cout << ", \"moves\": " << root_moves_json(r.tree, c.params.rule);
         if (exact)
             std::cout << ", \"value\": " << r.p.root_lo << ", \"result\": \""
                       << result_letter(r.p.root_lo) << "\"";
@@ -159,9 +217,14 @@ int run_status(const po::variables_map& vm, const std::string& dir) {
                               " for South)"
                         : "value in [" + signed_text(r.p.root_lo) + ", " +
                               signed_text(r.p.root_hi) + "]")
-              << "\n"
-              << eta_text(r.p.eta, exact)
-              << (exact ? "" : " for the pass v >= " + signed_text(pass_beta)) << "\n";
+              << "\n";
+    if (const std::string moves = root_moves_text(r.tree, c.params.rule); !moves.empty())
+        std::cout << "first moves: " << moves << "\n";
+    if (q)
+        std::cout << "question: " << question_text(*q) << ": "
+                  << (q_decided ? (q_proved ? "proved" : "refuted") : "open") << "\n";
+    std::cout << eta_text(r.p.eta, exact || q_decided)
+              << (exact || q_decided ? "" : " for the pass v >= " + signed_text(pass_beta)) << "\n";
     return 0;
 }
 
@@ -178,7 +241,10 @@ int run_campaign(const std::vector<std::string>& args) {
          "(created; a run with the same options resumes it)")
         ("job-nodes", po::value<uint64_t>()->default_value(kDefaultJobNodes),
          "node budget of a job; a job that exceeds it is split into its moves")
-        ("status", "print the state of the campaign in --dir and exit (nothing is run)");
+        ("status", "print the state of the campaign in --dir and exit (nothing is run)")
+        ("prove", po::value<std::string>(),
+         "settle one question instead of the exact value: win, loss, 'v>=B', 'v>B', 'v<=B' or "
+         "'v<B' (B: South's margin); the journal serves any later question or the exact value");
     // clang-format on
     add_solver_options(opts, expert);
     add_output_options(opts);
@@ -200,6 +266,7 @@ int run_campaign(const std::vector<std::string>& args) {
     const Rule rule = parse_rule(vm["rule"].as<std::string>());
     const int m = vm["pits"].as<int>(), n = vm["seeds"].as<int>();
     const Board start = checked_start(m, n);
+    const std::optional<Question> question = question_option(vm);
     const uint64_t job_nodes = vm["job-nodes"].as<uint64_t>();
     if (job_nodes < 1000 || job_nodes > uint64_t(1) << 50)
         throw InputError("--job-nodes must be between 1000 and 2^50");
@@ -268,9 +335,15 @@ int run_campaign(const std::vector<std::string>& args) {
     };
     // The first pass's threshold, as solve's first MTD(f) guess (only the number of passes
     // depends on it; later passes follow from the proven bounds).
-    const int guess =
-        vm.count("guess") ? vm["guess"].as<int>() : Solver(m, rule, o).estimate(start);
-    const int value = campaign.run(*pool, guess, report, every);
+    int value = 0;
+    bool proved = false;
+    if (question) {
+        proved = campaign.settle(*pool, *question, report, every);
+    } else {
+        const int guess =
+            vm.count("guess") ? vm["guess"].as<int>() : Solver(m, rule, o).estimate(start);
+        value = campaign.run(*pool, guess, report, every);
+    }
     const Progress p = campaign.progress();
     append_csv(dir, p);
     if (const std::string why = campaign.trace_error(); !why.empty())
@@ -281,6 +354,35 @@ int run_campaign(const std::vector<std::string>& args) {
     // The in-process worker's table and CPU time (0 when the workers are other ranks).
     const double table_mib = local ? double(local->solver().stats().tt_bytes) / (1 << 20) : 0;
     const double cpu = local ? local->solver().stats().cpu_seconds : 0;
+    if (question) {
+        if (vm.count("json")) {
+            std::cout << "{\"pits\": " << m << ", \"seeds\": " << n
+                      << ", \"position\": " << json_string(format_position(start))
+                      << ", \"rule\": " << json_string(rule_name(rule))
+                      << ", \"bound\": " << json_string(question->text())
+                      << ", \"proved\": " << (proved ? "true" : "false")
+                      << ", \"moves\": " << root_moves_json(campaign.tree(), rule)
+                      << ", \"nodes\": " << p.run_nodes << ", \"seconds\": " << secs
+                      << ", \"nodes_per_second\": " << uint64_t(nps)
+                      << ", \"threads\": " << o.threads << ", \"cpu_seconds\": " << cpu
+                      << ", \"ranks\": " << ranks() << ", \"tt_mib\": " << table_mib
+                      << ", \"tt_budget_mib\": " << o.tt_mb << ", \"job_nodes\": " << job_nodes
+                      << ", " << campaign_fields_json(p, dir) << "}\n";
+            return 0;
+        }
+        std::cout << "Kalah(" << m << "," << n << "), rule " << rule_name(rule) << "\n"
+                  << "question: " << question_text(*question) << "\n"
+                  << "answer: " << (proved ? "proved" : "refuted") << "; proven: v in ["
+                  << signed_text(p.root_lo) << ", " << signed_text(p.root_hi) << "]\n";
+        if (const std::string moves = root_moves_text(campaign.tree(), rule); !moves.empty())
+            std::cout << "first moves: " << moves << "\n";
+        std::cout << "campaign: " << p.jobs << " jobs (" << p.run_jobs << " this run), "
+                  << p.splits << " split, tree " << p.tree_positions << " positions\n"
+                  << "nodes: " << p.run_nodes << ", seconds: " << secs
+                  << ", nodes/s: " << uint64_t(nps) << " (this run; the journal holds " << p.nodes
+                  << " nodes)\n";
+        return 0;
+    }
     if (vm.count("json")) {
         std::cout << "{\"pits\": " << m << ", \"seeds\": " << n
                   << ", \"position\": " << json_string(format_position(start))

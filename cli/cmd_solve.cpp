@@ -2,10 +2,12 @@
 #include <chrono>
 #include <cstdio>
 #include <iostream>
+#include <optional>
 
 #include "cli/command.h"
 #include "cli/reports.h"
 #include "db/database.h"
+#include "solver/question.h"
 #include "solver/solver.h"
 
 namespace kalah::cli {
@@ -13,6 +15,53 @@ namespace {
 namespace po = boost::program_options;
 
 std::string result_word(int v) { return result_letter(v); }
+
+std::string signed_text(int v) { return (v > 0 ? "+" : "") + std::to_string(v); }
+
+// `solve --prove Q`: one null-window test settles Q instead of the exact value.
+int report_bound(const po::variables_map& vm, Solver& solver, const SolverOptions& o,
+                 const db::Database* db, const Board& start, Rule rule, const Question& q) {
+    const int m = start.pits(), n = start.own_pit(0);
+    const auto t0 = std::chrono::steady_clock::now();
+    const BoundAnswer a = settle(solver, start, rule, q);
+    const double secs =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    const uint64_t nodes = solver.stats().nodes;
+    const double nps = secs > 0 ? nodes / secs : 0;
+    const double table_mib = double(solver.stats().tt_bytes) / (1 << 20);
+    end_progress_line();
+    const std::string name = q.name();
+    if (vm.count("json")) {
+        std::cout << "{\"pits\": " << m << ", \"seeds\": " << n
+                  << ", \"position\": " << json_string(format_position(start))
+                  << ", \"rule\": " << json_string(rule_name(rule))
+                  << ", \"bound\": " << json_string(q.text())
+                  << ", \"question\": " << json_string(name.empty() ? "v " + q.text() : name)
+                  << ", \"proved\": " << (a.proved ? "true" : "false")
+                  << ", \"lower\": " << a.lower << ", \"upper\": " << a.upper << ", \"move\": "
+                  << (a.move >= 0 ? json_string(a.move_text) : "null") << ", \"move_keeps\": "
+                  << (a.move >= 0 ? json_string(a.kept.text()) : "null") << ", \"nodes\": " << nodes
+                  << ", \"seconds\": " << secs << ", \"nodes_per_second\": " << uint64_t(nps)
+                  << ", \"threads\": " << o.threads
+                  << ", \"cpu_seconds\": " << solver.stats().cpu_seconds
+                  << ", \"tt_mib\": " << table_mib << ", \"tt_budget_mib\": " << o.tt_mb
+                  << ", \"db_seeds\": " << (db ? db->max_seeds() : -1) << "}\n";
+        return 0;
+    }
+    std::cout << "Kalah(" << m << "," << n << "), rule " << rule_name(rule) << "\n"
+              << "question: v " << q.text() << (name.empty() ? "" : " (" + name + " for South)")
+              << "\n"
+              << "answer: " << (a.proved ? "proved" : "refuted") << "; proven: v in ["
+              << signed_text(a.lower) << ", " << signed_text(a.upper) << "]\n";
+    if (a.move >= 0)
+        std::cout << "a first move keeping v " << a.kept.text() << ": " << a.move_text << "\n";
+    std::cout << "nodes: " << nodes << ", seconds: " << secs << ", nodes/s: " << uint64_t(nps)
+              << "\n"
+              << "threads: " << o.threads << ", cpu seconds: " << solver.stats().cpu_seconds
+              << " (nodes summed over threads)\n"
+              << "transposition table: " << table_mib << " MiB of " << o.tt_mb << " MiB\n";
+    return 0;
+}
 
 int run_solve(const std::vector<std::string>& args) {
     po::options_description opts("solve options");
@@ -27,6 +76,9 @@ int run_solve(const std::vector<std::string>& args) {
     add_solver_options(opts, expert);
     add_output_options(opts);
     add_time_limit_option(opts);
+    opts.add_options()("prove", po::value<std::string>(),
+                       "settle one question instead of the exact value: win, loss, "
+                       "'v>=B', 'v>B', 'v<=B' or 'v<B' (B: South's margin)");
     expert.add_options()("guess", po::value<int>(), "first MTD(f) guess (South's margin)");
     po::variables_map vm;
     if (!parse_options("solve", "--pits M --seeds N [--rule R] [options]", opts, args, vm, &expert,
@@ -35,11 +87,19 @@ int run_solve(const std::vector<std::string>& args) {
     const Rule rule = parse_rule(vm["rule"].as<std::string>());
     const int m = vm["pits"].as<int>(), n = vm["seeds"].as<int>();
     const Board start = checked_start(m, n);
+    std::optional<Question> question;
+    if (vm.count("prove")) {
+        question = parse_question(vm["prove"].as<std::string>());
+        if (!question)
+            throw InputError("--prove: '" + vm["prove"].as<std::string>() +
+                             "' is not a question (win, loss, 'v>=B', 'v>B', 'v<=B', 'v<B')");
+    }
     std::unique_ptr<db::Database> db;
     SolverOptions o = solver_options(vm, "solve", m, rule, start.seeds_in_pits(), db, true);
     if (vm.count("guess")) o.guess = vm["guess"].as<int>();
     o.time_limit_seconds = time_limit_option(vm);
     Solver solver(m, rule, o);
+    if (question) return report_bound(vm, solver, o, db.get(), start, rule, *question);
     const auto t0 = std::chrono::steady_clock::now();
     const int value = solver.value(start);
     const uint64_t nodes = solver.stats().nodes;

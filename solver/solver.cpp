@@ -869,6 +869,13 @@ int Solver::test(const Board& b, int beta) {
     return impl_->test_pits(b.without_stores(), beta, true);
 }
 
+int Solver::table_move(const Board& b) const {
+    if (b.over()) return -1;
+    const Board pits = b.without_stores();
+    const TTProbe e = impl_->tt.probe(TTKey::of(pits));
+    return e.move >= 0 && e.move < b.pits() && pits.own_pit(e.move) > 0 ? e.move : -1;
+}
+
 const SolverStats& Solver::stats() const { return impl_->stats; }
 
 void Solver::clear() {

@@ -126,6 +126,9 @@ public:
     // v >= r if r >= beta (the test succeeded), v <= r if r < beta. One MTD(f) pass: the
     // unit of work of a proof split into jobs. A finished game returns its exact value.
     int test(const Board& b, int beta);
+    // The move the transposition table holds for the pits of b (the best or cutting move of
+    // its last search there), -1 when none: a hint for which move to try first, not a proof.
+    int table_move(const Board& b) const;
 
     // The first MTD(f) guess pits_value uses without SolverOptions::guess: a depth-10
     // alpha-beta estimate of the pits value of b (seeds banked so far). Not a bound.

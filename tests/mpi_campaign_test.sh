@@ -50,6 +50,26 @@ for rule in standard empty-capture; do
     done
 done
 
+# Bound questions (--prove) under 2 and 3 ranks: proved where the value says so, refuted
+# elsewhere; then the exact value resumed over the bound's journal, no job twice.
+proved_of() { python3 -c 'import json,sys; print(str(json.load(sys.stdin)["proved"]).lower())'; }
+want=$("$kalah" solve $solve_args --json 2>/dev/null | value_of)
+for np in 2 3; do
+    for q in "v>=$want" "v>=$((want + 2))" "v<=$((want - 2))" "win"; do
+        case $q in
+            "v>=$want"|win) truth=true ;;
+            *) truth=false ;;
+        esac
+        d="$dir/prove-$np-$RANDOM"
+        got=$(run $np "$kalah" campaign $args --prove "$q" --json --dir "$d" 2>/dev/null | proved_of)
+        [ "$got" = "$truth" ] || { echo "FAIL: $np ranks, --prove $q: $got, want $truth (value $want)"; exit 1; }
+        v=$(run $np "$kalah" campaign $args --json --dir "$d" 2>/dev/null | value_of)
+        [ "$v" = "$want" ] || { echo "FAIL: $np ranks, exact over the $q journal: $v, solve says $want"; exit 1; }
+        check_journal "$d/journal.kcj"
+        echo "ok: $np ranks, --prove $q: $got, then the value $v over its journal"
+    done
+done
+
 # A worker whose endgame database is not the manager's: refused before any job, one line.
 "$kalah" build-db --pits 4 --max-seeds 8 --db "$dir/db" -q >/dev/null 2>&1
 if "$mpirun" --oversubscribe --allow-run-as-root -np 1 "$kalah" campaign $base --job-nodes 2000 \

@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <filesystem>
 #include <map>
+#include <optional>
 #include <nlohmann/json.hpp>
 #include <random>
 #include <set>
@@ -23,6 +24,7 @@
 #include "campaign/tree.h"
 #include "cli_runner.h"
 #include "random_position.h"
+#include "solver/question.h"
 #include "solver/solver.h"
 #include "temp_dir.h"
 
@@ -873,6 +875,159 @@ TEST_SUITE("campaign") {
         CHECK(std::count_if(c.records.begin(), c.records.end(), [](const JobRecord& x) {
                   return x.kind == JobRecord::Kind::Split;
               }) > 0);
+    }
+
+    TEST_CASE("bound campaigns settle each question as the exact value says; the exact "
+              "campaign resumes over their journal") {
+        struct Case {
+            int m, n;
+            uint64_t budget;
+        };
+        for (const Rule rule : {Rule::Standard, Rule::EmptyCapture}) {
+            for (const Case c : {Case{3, 3, 2000}, Case{4, 3, 2000}, Case{4, 4, 2000}}) {
+                const int want = Solver(c.m, rule, job_options(0)).pits_value(Board::start(c.m, c.n));
+                for (const int bound : {want - 3, want - 2, want - 1, want, want + 1, want + 2, 1, -1}) {
+                    for (const bool lower : {true, false}) {
+                        const Question q{lower, bound};
+                        INFO("Kalah(", c.m, ",", c.n, ") ", rule_name(rule), " v ", q.text(),
+                             " (value ", want, ")");
+                        TempDir dir("bound");
+                        const CampaignParams p{c.m, c.n, rule};
+                        std::string damage;
+                        Journal j = Journal::open(dir.path.string(), p, damage);
+                        Campaign camp(j, nullptr);
+                        LocalWorkers workers(c.m, rule, job_options(c.budget));
+                        const bool proved = camp.settle(workers, q, {});
+                        CHECK(proved == (lower ? want >= bound : want <= bound));
+                        const int lo = camp.tree().root_lo(), hi = camp.tree().root_hi();
+                        CHECK(lo <= want);
+                        CHECK(want <= hi);
+                        // The bounds alone decide the question (what a resumed run reads).
+                        CHECK(camp.tree().decided(q.beta(2 * c.m * c.n)));
+                        const size_t bound_jobs = j.records().size();
+                        // The exact value over the bound's journal: every record kept, no job
+                        // run twice, and the bounds of the replay are those proved.
+                        Campaign again(j, nullptr);
+                        CHECK(again.tree().root_lo() == lo);
+                        CHECK(again.tree().root_hi() == hi);
+                        LocalWorkers fresh(c.m, rule, job_options(c.budget));
+                        CHECK(again.run(fresh, bound, {}) == want);
+                        CHECK(j.records().size() >= bound_jobs);
+                        CHECK(no_job_twice(j.records()));
+                    }
+                }
+            }
+        }
+    }
+
+    TEST_CASE("a bound campaign with jobs in flight and out-of-order answers settles its question") {
+        // Two jobs out at once, answers in random order and random fail-soft bounds
+        // (OracleWorkers): the hoped answer of the question (prove for a lower bound,
+        // refute for an upper one) steers the choice, never the answer.
+        std::mt19937 rng(31);
+        for (const Rule rule : {Rule::Standard, Rule::EmptyCapture}) {
+            const int m = 4;
+            BruteForce bf(m, rule);
+            for (int t = 0; t < 30; ++t) {
+                const Board root = random_position(rng, m, 8 + int(rng() % 6)).without_stores();
+                if (root.over()) continue;
+                const int want = bf.pits_value(ref::from_board(root));
+                const int bound = want - 2 + int(rng() % 5);
+                const Question q{rng() % 2 == 0, bound};
+                ProofTree tree(CampaignParams{m, 4, rule}, nullptr, root);
+                OracleWorkers workers(bf, uint32_t(rng()), 3);
+                workers.capacity_ = 2;
+                const int beta = q.beta(root.seeds_in_pits());
+                std::vector<JobRecord> records;
+                solve_tree(
+                    tree, workers, beta,
+                    [&](const JobRecord& r, const Dispatch&) { records.push_back(r); }, {},
+                    nullptr, OnePass{beta, q.lower});
+                INFO(format_position(root), " v ", q.text(), " value ", want);
+                CHECK(tree.decided(beta));
+                CHECK(q.proved_by(tree.root_lo() >= beta) == (q.lower ? want >= bound : want <= bound));
+                CHECK(no_job_twice(records));
+            }
+        }
+    }
+
+    TEST_CASE("a bound campaign interrupted at random resumes to the same answer") {
+        for (const Rule rule : {Rule::Standard, Rule::EmptyCapture}) {
+            TempDir dir("bound-resume");
+            const CampaignParams p{4, 4, rule};
+            const int want = Solver(4, rule, job_options(0)).pits_value(Board::start(4, 4));
+            const Question q{true, want};  // tight: the hardest bound to prove
+            std::mt19937 rng(rule == Rule::Standard ? 5 : 6);
+            std::optional<bool> proved;
+            int interrupted = 0;
+            for (int run = 0; run < 400 && !proved; ++run) {
+                std::string damage;
+                Journal j = Journal::open(dir.path.string(), p, damage);
+                Campaign camp(j, nullptr);
+                StoppingWorkers workers(4, rule, job_options(2000), 1 + int(rng() % 10));
+                try {
+                    proved = camp.settle(workers, q, {});
+                } catch (const Interrupted&) {
+                    ++interrupted;
+                }
+            }
+            REQUIRE(proved);
+            CHECK(*proved);
+            CHECK(interrupted > 0);
+            const JournalContents c = read_journal((dir.path / kJournalName).string());
+            CHECK(no_job_twice(c.records));
+        }
+    }
+
+    TEST_CASE("kalah solve --prove and kalah campaign --prove answer as the exact value says") {
+        TempDir dir("prove-cli");
+        for (const char* rule : {"standard", "empty-capture"}) {
+            const std::string common = std::string(" --pits 4 --seeds 3 --rule ") + rule +
+                                       " --db /nonexistent --tt-mb 16 -q --json";
+            const CliResult exact = run_kalah("solve" + common);
+            REQUIRE(exact.status == 0);
+            const int want = nlohmann::json::parse(exact.out)["value"];
+            int k = 0;
+            for (const int bound : {want - 2, want, want + 2}) {
+                for (const std::string op : {">=", "<"}) {
+                    const bool truth = op == ">=" ? want >= bound : want < bound;
+                    const std::string q = "'v" + op + std::to_string(bound) + "'";
+                    for (const char* threads : {"1", "2"}) {
+                        INFO(rule, " ", q, " value ", want, " threads ", threads);
+                        const CliResult s =
+                            run_kalah("solve" + common + " --threads " + threads + " --prove " + q);
+                        REQUIRE(s.status == 0);
+                        const auto js = nlohmann::json::parse(s.out);
+                        CHECK(js["proved"] == truth);
+                        CHECK(js["lower"].get<int>() <= want);
+                        CHECK(js["upper"].get<int>() >= want);
+                    }
+                    const std::string d = (dir.path / (std::string(rule) + std::to_string(k++))).string();
+                    const CliResult cr = run_kalah("campaign" + common + " --job-nodes 1000 --prove " +
+                                                   q + " --dir " + d);
+                    REQUIRE(cr.status == 0);
+                    const auto jc = nlohmann::json::parse(cr.out);
+                    CHECK(jc["proved"] == truth);
+                    CHECK(jc["bound"].get<std::string>().substr(0, 2) == (op == ">=" ? ">=" : "<="));
+                    // --status names the question's answer from the journal alone.
+                    const CliResult st =
+                        run_kalah("campaign --status --json --db /nonexistent -q --prove " + q +
+                                  " --dir " + d);
+                    REQUIRE(st.status == 0);
+                    CHECK(nlohmann::json::parse(st.out)["proved"] == truth);
+                    // The exact value resumed over the bound's journal.
+                    const CliResult ex = run_kalah("campaign" + common + " --job-nodes 1000 --dir " + d);
+                    REQUIRE(ex.status == 0);
+                    CHECK(nlohmann::json::parse(ex.out)["value"] == want);
+                }
+            }
+        }
+        const CliResult bad = run_kalah("solve --pits 4 --seeds 3 --prove 'v=2'");
+        CHECK(bad.status == 2);
+        CHECK(bad.err.find("--prove") != std::string::npos);
+        const CliResult bad2 =
+            run_kalah("campaign --pits 4 --seeds 3 --dir /tmp/never-made --prove 'draw'");
+        CHECK(bad2.status == 2);
     }
 
 }  // TEST_SUITE
