@@ -7,8 +7,10 @@
 #include <fstream>
 #include <iostream>
 #include <optional>
+#include <random>
 #include <sstream>
 
+#include "campaign/audit.h"
 #include "campaign/campaign.h"
 #include "cli/command.h"
 #include "cli/reports.h"
@@ -228,6 +230,80 @@ int run_status(const po::variables_map& vm, const std::string& dir) {
     return 0;
 }
 
+// --audit N: re-runs the journal's records near the root and N others at random, and
+// compares each with its claim (campaign/audit.h). Exit 1 when one disagrees.
+int run_audit(const po::variables_map& vm, const std::string& dir) {
+    const std::string path = (std::filesystem::path(dir) / kJournalName).string();
+    const JournalContents c = read_journal(path);
+    if (!c.damage.empty())
+        std::cerr << "kalah campaign: " << path << ": " << c.damage << " (auditing the "
+                  << c.records.size() << " good records)\n";
+    const int m = c.params.m;
+    const Board start = Board::start(m, c.params.n);
+    std::unique_ptr<db::Database> db;
+    SolverOptions o =
+        solver_options(vm, "campaign", m, c.params.rule, start.seeds_in_pits(), db, false);
+    o.heartbeat = {};
+    o.node_limit = vm["job-nodes"].as<uint64_t>() * 4;
+    // The tree places records by depth; a contradiction in the replay is itself a finding.
+    ProofTree tree(c.params, db.get());
+    std::string contradiction;
+    for (size_t i = 0; i < c.records.size() && contradiction.empty(); ++i) {
+        try {
+            tree.apply(c.records[i]);
+        } catch (const ContradictionError& e) {
+            contradiction = "record " + std::to_string(i) + ": " + e.what();
+        }
+    }
+    const uint64_t seed = vm.count("audit-seed") ? vm["audit-seed"].as<uint64_t>()
+                                                 : std::random_device{}();
+    const size_t sample = vm["audit"].as<size_t>();
+    constexpr int kNear = 2;
+    const std::vector<size_t> chosen = audit_choice(c.records, tree, sample, seed, kNear);
+    Solver solver(m, c.params.rule, o);
+    size_t agree = 0, over = 0;
+    std::vector<AuditCheck> bad;
+    for (const size_t i : chosen) {
+        const AuditCheck a = audit_record(solver, m, c.records, i);
+        if (a.outcome == AuditCheck::Outcome::Agrees) ++agree;
+        if (a.outcome == AuditCheck::Outcome::OverBudget) ++over;
+        if (a.outcome == AuditCheck::Outcome::Disagrees) bad.push_back(a);
+    }
+    auto claim_text = [](const AuditCheck& a) { return bound_text(a.claimed_lower, a.claimed); };
+    auto rerun_text = [](const AuditCheck& a) { return bound_text(!a.claimed_lower, a.got); };
+    end_progress_line();
+    if (vm.count("json")) {
+        std::cout << "{\"dir\": " << json_string(dir) << ", \"records\": " << c.records.size()
+                  << ", \"audited\": " << chosen.size() << ", \"seed\": " << seed
+                  << ", \"near_root_depth\": " << kNear << ", \"agree\": " << agree
+                  << ", \"disagree\": " << bad.size() << ", \"over_budget\": " << over
+                  << ", \"audit_nodes\": " << solver.stats().nodes << ", \"contradiction\": "
+                  << (contradiction.empty() ? "null" : json_string(contradiction))
+                  << ", \"disagreements\": [";
+        for (size_t k = 0; k < bad.size(); ++k)
+            std::cout << (k ? ", " : "") << "{\"record\": " << bad[k].index
+                      << ", \"position\": " << json_string(format_position(bad[k].pos))
+                      << ", \"beta\": " << bad[k].beta
+                      << ", \"claimed\": " << json_string(claim_text(bad[k]))
+                      << ", \"rerun\": " << json_string(rerun_text(bad[k])) << "}";
+        std::cout << "]}\n";
+    } else {
+        std::cout << "audit of " << path << ": " << chosen.size() << " of " << c.records.size()
+                  << " records re-run (every bound record within " << kNear
+                  << " moves of the root, " << sample << " others at random, seed " << seed
+                  << "): " << agree << " agree, " << bad.size() << " disagree, " << over
+                  << " over the budget of " << o.node_limit << " nodes\n";
+    }
+    for (const AuditCheck& a : bad)
+        std::cerr << "kalah campaign: audit: record " << a.index << " ("
+                  << format_position(a.pos) << ") claims " << claim_text(a)
+                  << " but the re-run proved " << rerun_text(a) << "\n";
+    if (!contradiction.empty())
+        std::cerr << "kalah campaign: audit: the journal contradicts itself at " << contradiction
+                  << "\n";
+    return bad.empty() && contradiction.empty() ? 0 : 1;
+}
+
 int run_campaign(const std::vector<std::string>& args) {
     po::options_description opts("campaign options");
     po::options_description expert("expert options");
@@ -242,6 +318,11 @@ int run_campaign(const std::vector<std::string>& args) {
         ("job-nodes", po::value<uint64_t>()->default_value(kDefaultJobNodes),
          "node budget of a job; a job that exceeds it is split into its moves")
         ("status", "print the state of the campaign in --dir and exit (nothing is run)")
+        ("audit", po::value<size_t>(),
+         "re-run every bound record within 2 moves of the root and N others at random from the "
+         "journal in --dir (budget: 4 x --job-nodes each), compare each with its claim, and "
+         "exit (1 when one disagrees)")
+        ("audit-seed", po::value<uint64_t>(), "the random choice of --audit (default: random)")
         ("prove", po::value<std::string>(),
          "settle one question instead of the exact value: win, loss, 'v>=B', 'v>B', 'v<=B' or "
          "'v<B' (B: South's margin); the journal serves any later question or the exact value");
@@ -254,13 +335,15 @@ int run_campaign(const std::vector<std::string>& args) {
     po::variables_map vm;
     if (!parse_options("campaign",
                        "--pits M --seeds N [--rule R] --dir D [--job-nodes B] [options]\n"
-                       "       kalah campaign --status --dir D",
+                       "       kalah campaign --status --dir D\n"
+                       "       kalah campaign --audit N --dir D",
                        opts, args, vm, &expert, true))
         return 0;
     if (!vm.count("dir")) throw InputError("--dir is required (the campaign directory)");
     const std::string dir = vm["dir"].as<std::string>();
     if (dir.empty()) throw InputError("--dir must not be empty");
     if (vm.count("status")) return rank() == 0 ? run_status(vm, dir) : 0;
+    if (vm.count("audit")) return rank() == 0 ? run_audit(vm, dir) : 0;
     if (!vm.count("pits") || !vm.count("seeds"))
         throw InputError("--pits and --seeds are required (or --status)");
     const Rule rule = parse_rule(vm["rule"].as<std::string>());

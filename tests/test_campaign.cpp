@@ -1030,4 +1030,71 @@ TEST_SUITE("campaign") {
         CHECK(bad2.status == 2);
     }
 
+    TEST_CASE("campaign --audit: an honest journal agrees, forged records are found") {
+        TempDir dir("audit");
+        const std::string d = (dir.path / "c").string();
+        const std::string common = " --db /nonexistent --tt-mb 16 --threads 1 -q";
+        REQUIRE(run_kalah("campaign --pits 4 --seeds 4 --job-nodes 2000 --dir " + d + common).status ==
+                0);
+        const JournalContents honest = read_journal(d + "/" + kJournalName);
+        size_t bounds = 0;
+        for (const JobRecord& r : honest.records) bounds += r.kind == JobRecord::Kind::Bound;
+        REQUIRE(bounds > 4);
+        const CliResult ok = run_kalah("campaign --audit 1000 --json --job-nodes 2000 --dir " + d + common);
+        REQUIRE(ok.status == 0);
+        const auto jo = nlohmann::json::parse(ok.out);
+        CHECK(jo["audited"] == bounds);
+        CHECK(jo["agree"] == bounds);
+        CHECK(jo["disagree"] == 0);
+
+        // Forge each bound record in turn (one at a time, in a copy of the journal with
+        // valid checksums): claim one parity step more than the truth on its side.
+        Solver truth(4, Rule::Standard, job_options(0));
+        int forged = 0;
+        for (size_t k = 0; k < honest.records.size(); ++k) {
+            if (honest.records[k].kind != JobRecord::Kind::Bound) continue;
+            if (k % 3 != 0 && forged > 0) continue;  // a spread of records, not all of them
+            std::vector<JobRecord> rs = honest.records;
+            JobRecord& r = rs[k];
+            const int v = truth.pits_value(board_of_key(4, r.key));
+            r.result = r.result >= r.beta ? v + 2 : v - 2;  // v >= v + 2, or v <= v - 2: false
+            const std::string fd = (dir.path / ("forged" + std::to_string(k))).string();
+            {
+                std::string damage;
+                Journal j = Journal::open(fd, CampaignParams{4, 4, Rule::Standard}, damage);
+                for (const JobRecord& x : rs) j.append(x);
+            }
+            // A false claim may take more nodes to refute than the job took: a larger budget.
+            const CliResult a =
+                run_kalah("campaign --audit 1000 --json --job-nodes 1000000 --dir " + fd + common);
+            INFO("record ", k, " forged: ", a.out);
+            CHECK(nlohmann::json::parse(a.out)["over_budget"] == 0);
+            CHECK(a.status == 1);
+            const auto ja = nlohmann::json::parse(a.out);
+            // Found as a disagreement of that record, or as a contradiction of the replay.
+            bool named = !ja["contradiction"].is_null();
+            for (const auto& x : ja["disagreements"]) named = named || x["record"] == k;
+            CHECK(named);
+            CHECK(a.err.find("kalah campaign: audit:") != std::string::npos);
+            ++forged;
+        }
+        CHECK(forged > 2);
+
+        // The case: a journal whose one record claims the root's v >= 30 of a +2 board.
+        const std::string rd = (dir.path / "root30").string();
+        {
+            std::string damage;
+            Journal j = Journal::open(rd, CampaignParams{4, 4, Rule::Standard}, damage);
+            JobRecord r;
+            r.kind = JobRecord::Kind::Bound;
+            r.beta = 2;
+            r.result = 30;
+            r.key = Board::start(4, 4).pits_key();
+            j.append(r);
+        }
+        const CliResult a = run_kalah("campaign --audit 0 --job-nodes 2000 --dir " + rd + common);
+        CHECK(a.status == 1);
+        CHECK(a.err.find("claims v >= +30") != std::string::npos);
+    }
+
 }  // TEST_SUITE
