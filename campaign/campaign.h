@@ -172,6 +172,8 @@ class Campaign {
 
     Progress progress() const;
     const ProofTree& tree() const { return tree_; }
+    // ProofTree::set_leaf_growth: how the choice weighs a job by its seeds.
+    void set_leaf_growth(double growth) { tree_.set_leaf_growth(growth); }
 
   private:
     int run_passes(WorkerPool& pool, int guess, std::optional<OnePass> only,

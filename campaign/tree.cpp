@@ -2,6 +2,7 @@
 #include "campaign/tree.h"
 
 #include <algorithm>
+#include <cmath>
 #include <limits>
 #include <string>
 #include <unordered_set>
@@ -174,7 +175,10 @@ ProofTree::Numbers ProofTree::numbers(int i, int beta, Memo& memo, InFlight mode
     if (!n.expanded) {
         if (mode == InFlight::Count) return {1, 1};
         const auto it = in_flight_.find(n.pos.pits_key());
-        if (it == in_flight_.end()) return {1, 1};
+        if (it == in_flight_.end()) {
+            const uint64_t w = leaf_weight(n);
+            return {w, w};
+        }
         // "v >= b" hoped true answers "v >= beta" for beta <= b; hoped false, for beta >= b.
         if (mode == InFlight::Assume && it->second.root_beta == assume_for_) {
             const Job& f = it->second;
@@ -202,6 +206,13 @@ ProofTree::Numbers ProofTree::numbers(int i, int beta, Memo& memo, InFlight mode
     }
     memo.emplace(memo_key, out);
     return out;
+}
+
+uint64_t ProofTree::leaf_weight(const Node& n) const {
+    if (leaf_growth_ <= 1) return 1;
+    const int base = db_ ? db_->max_seeds() + 1 : 0;
+    const double w = std::pow(leaf_growth_, std::max(0, n.seeds - base));
+    return static_cast<uint64_t>(std::clamp(w, 1.0, 1e12));
 }
 
 ProofTree::PassJobs ProofTree::pass_jobs(int beta) const {

@@ -79,6 +79,13 @@ class ProofTree {
     // Applies a record (a job's result). Throws ContradictionError.
     void apply(const JobRecord& r);
 
+    // The choice's weight of a job at a position not expanded: `growth` to the power of its
+    // seeds above the database's top layer (capped), instead of 1, so that proof and
+    // disproof numbers count expected work rather than jobs and the choice goes deep
+    // (towards positions with fewer seeds) before wide. 1 (the default): every job weighs
+    // one. Steers select() only; pass_jobs() and proof_numbers() still count jobs.
+    void set_leaf_growth(double growth) { leaf_growth_ = growth; }
+
     // Whether the bounds decide "v(root) >= beta?".
     bool decided(int beta) const;
     // The most-proving job for "v(root) >= beta?" among positions not in flight, or nothing
@@ -194,8 +201,11 @@ class ProofTree {
     std::optional<Job> descend(int beta, bool expect, InFlight mode);
     std::pair<int, int> edge_bounds(const Edge& e) const;
 
+    uint64_t leaf_weight(const Node& n) const;
+
     CampaignParams params_;
     const db::Database* db_;
+    double leaf_growth_ = 1;
     std::vector<Node> nodes_;
     size_t expanded_ = 0;
     std::unordered_map<Cells, int, KeyHash> index_;

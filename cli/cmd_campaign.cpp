@@ -329,6 +329,9 @@ int run_campaign(const std::vector<std::string>& args) {
     // clang-format on
     add_solver_options(opts, expert);
     add_output_options(opts);
+    expert.add_options()("leaf-growth", po::value<double>()->default_value(1),
+                         "the choice weighs a job growth^(its seeds above the database) "
+                         "instead of 1 (deep before wide; 1: every job weighs one)");
     expert.add_options()("guess", po::value<int>(),
                          "first threshold of the MTD(f) passes (South's margin; default: the "
                          "solver's depth-10 estimate, as solve)");
@@ -394,6 +397,9 @@ int run_campaign(const std::vector<std::string>& args) {
     }
 #endif
     Campaign campaign(*journal, db.get());
+    const double growth = vm["leaf-growth"].as<double>();
+    if (!(growth >= 1 && growth <= 16)) throw InputError("--leaf-growth must be between 1 and 16");
+    campaign.set_leaf_growth(growth);
     campaign.trace_to(dir);
     prepare_log(dir, kProgressCsv, progress_csv_header());
     // One worker in this process, or (under mpirun with more than one rank) every other rank.

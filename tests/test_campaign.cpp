@@ -228,6 +228,40 @@ TEST_SUITE("campaign") {
         }
     }
 
+    TEST_CASE("leaf growth: the choice goes into the open move with the fewest seeds") {
+        // After one split, every open move is a job of its own; weighed by growth^seeds, the
+        // most-proving job is at the child with the fewest seeds in pits (deep before wide),
+        // where every job weighing one takes the first open move.
+        std::mt19937 rng(17);
+        int differ = 0;
+        for (const Rule rule : {Rule::Standard, Rule::EmptyCapture}) {
+            for (int t = 0; t < 300; ++t) {
+                const Board pos = random_position(rng, 5, 8 + int(rng() % 8)).without_stores();
+                ProofTree tree(CampaignParams{5, 10, rule}, nullptr, pos);
+                tree.set_leaf_growth(4);
+                JobRecord split;
+                split.kind = JobRecord::Kind::Split;
+                split.key = pos.pits_key();
+                tree.apply(split);
+                int least = 1000, first = -1;
+                for (const int pit : pos.legal_moves()) {
+                    Board c = pos;
+                    if (c.play(pit, rule).over || c.without_stores().over()) continue;
+                    least = std::min(least, c.seeds_in_pits());
+                    if (first < 0) first = c.seeds_in_pits();
+                }
+                const int beta = tree.next_beta(0);
+                if (least == 1000 || tree.decided(beta)) continue;
+                const std::optional<Job> job = tree.select(beta);
+                REQUIRE(job);
+                INFO(format_position(pos), " beta ", beta);
+                CHECK(job->pos.seeds_in_pits() == least);
+                differ += first != least;
+            }
+        }
+        CHECK(differ > 20);  // positions where the weights change the choice
+    }
+
     TEST_CASE("split logic: expanding a position and its exact moves gives its value") {
         // One level by hand: expand, then make every child exact with two bound records.
         std::mt19937 rng(7);
@@ -376,7 +410,8 @@ TEST_SUITE("campaign") {
         };
         for (const Rule rule : {Rule::Standard, Rule::EmptyCapture}) {
             for (const Case c : {Case{3, 3, 2000}, Case{4, 3, 2000}, Case{4, 4, 2000},
-                                 Case{5, 3, 3000}, Case{3, 6, 2000}}) {
+                                 Case{5, 3, 3000}, Case{3, 6, 2000}})
+            for (const double growth : {1.0, 2.0}) {
                 TempDir dir("campaign");
                 Solver solver(c.m, rule, job_options(0));
                 const int want = solver.pits_value(Board::start(c.m, c.n));
@@ -385,8 +420,9 @@ TEST_SUITE("campaign") {
                     Journal::open(dir.path.string(), CampaignParams{c.m, c.n, rule}, damage);
                 CHECK(damage.empty());
                 Campaign camp(j, nullptr);
+                camp.set_leaf_growth(growth);
                 LocalWorkers workers(c.m, rule, job_options(c.budget));
-                INFO("Kalah(", c.m, ",", c.n, ") ", rule_name(rule));
+                INFO("Kalah(", c.m, ",", c.n, ") ", rule_name(rule), " leaf growth ", growth);
                 CHECK(camp.run(workers, 0, {}) == want);
                 if (c.m >= 4 && c.n >= 4) CHECK(camp.progress().splits > 0);
                 CHECK(no_job_twice(j.records()));
