@@ -148,6 +148,21 @@ int solve_tree(ProofTree& tree, WorkerPool& pool, int guess,
             while (in_flight < pool.capacity()) {
                 const std::optional<Job> job = tree.select(beta, expect);
                 if (!job) break;
+                if (job->pos.seeds_in_pits() > tree.split_above()) {
+                    // The static cut: split at once, journaled as any split.
+                    JobRecord r;
+                    r.kind = JobRecord::Kind::Split;
+                    r.key = job->pos.pits_key();
+                    r.beta = job->beta;
+                    Dispatch d;
+                    d.pass_beta = beta;
+                    d.place = tree.place(job->pos).value_or(ProofTree::Place{});
+                    d.submitted = d.finished = Clock::now();
+                    d.in_flight = in_flight + 1;
+                    on_record(r, d);
+                    tree.apply(r);
+                    continue;
+                }
                 tree.set_in_flight(*job);
                 Dispatch d;
                 d.pass_beta = beta;
@@ -157,6 +172,7 @@ int solve_tree(ProofTree& tree, WorkerPool& pool, int guess,
                 d.in_flight = ++in_flight;
                 out[job->pos.pits_key()] = d;
             }
+            if (tree.decided(beta)) break;  // settled by a static split's exact moves
             if (in_flight == 0) throw std::logic_error("campaign: an open question without a job");
             finish_one();
             if (after_job) after_job(beta, false);

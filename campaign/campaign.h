@@ -174,6 +174,8 @@ class Campaign {
     const ProofTree& tree() const { return tree_; }
     // ProofTree::set_leaf_growth: how the choice weighs a job by its seeds.
     void set_leaf_growth(double growth) { tree_.set_leaf_growth(growth); }
+    // ProofTree::set_split_above: the static first cut.
+    void set_split_above(int seeds) { tree_.set_split_above(seeds); }
 
   private:
     int run_passes(WorkerPool& pool, int guess, std::optional<OnePass> only,

@@ -85,6 +85,11 @@ class ProofTree {
     // (towards positions with fewer seeds) before wide. 1 (the default): every job weighs
     // one. Steers select() only; pass_jobs() and proof_numbers() still count jobs.
     void set_leaf_growth(double growth) { leaf_growth_ = growth; }
+    // A static first cut: positions with more seeds in pits than this are split by the
+    // manager without a job (solve_tree journals a split record of 0 nodes), for the top
+    // of a proof where no job could finish within its budget. Default: no cut.
+    void set_split_above(int seeds) { split_above_ = seeds; }
+    int split_above() const { return split_above_; }
 
     // Whether the bounds decide "v(root) >= beta?".
     bool decided(int beta) const;
@@ -206,6 +211,7 @@ class ProofTree {
     CampaignParams params_;
     const db::Database* db_;
     double leaf_growth_ = 1;
+    int split_above_ = kMaxSeeds;
     std::vector<Node> nodes_;
     size_t expanded_ = 0;
     std::unordered_map<Cells, int, KeyHash> index_;

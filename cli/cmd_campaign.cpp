@@ -332,6 +332,9 @@ int run_campaign(const std::vector<std::string>& args) {
     expert.add_options()("leaf-growth", po::value<double>()->default_value(1),
                          "the choice weighs a job growth^(its seeds above the database) "
                          "instead of 1 (deep before wide; 1: every job weighs one)");
+    expert.add_options()("split-above", po::value<int>(),
+                         "a static first cut: split positions with more seeds in pits than "
+                         "this without running a job (the top of a proof no job finishes)");
     expert.add_options()("guess", po::value<int>(),
                          "first threshold of the MTD(f) passes (South's margin; default: the "
                          "solver's depth-10 estimate, as solve)");
@@ -400,6 +403,11 @@ int run_campaign(const std::vector<std::string>& args) {
     const double growth = vm["leaf-growth"].as<double>();
     if (!(growth >= 1 && growth <= 16)) throw InputError("--leaf-growth must be between 1 and 16");
     campaign.set_leaf_growth(growth);
+    if (vm.count("split-above")) {
+        const int cut = vm["split-above"].as<int>();
+        if (cut < 0 || cut > kMaxSeeds) throw InputError("--split-above must be between 0 and 127");
+        campaign.set_split_above(cut);
+    }
     campaign.trace_to(dir);
     prepare_log(dir, kProgressCsv, progress_csv_header());
     // One worker in this process, or (under mpirun with more than one rank) every other rank.

@@ -434,6 +434,38 @@ TEST_SUITE("campaign") {
         }
     }
 
+    TEST_CASE("a static first cut splits the top without jobs; the values stay the solver's") {
+        for (const Rule rule : {Rule::Standard, Rule::EmptyCapture}) {
+            for (const int cut : {20, 26, 30}) {
+                TempDir dir("cut");
+                const int want = Solver(4, rule, job_options(0)).pits_value(Board::start(4, 4));
+                std::string damage;
+                Journal j = Journal::open(dir.path.string(), CampaignParams{4, 4, rule}, damage);
+                Campaign camp(j, nullptr);
+                camp.set_split_above(cut);
+                LocalWorkers workers(4, rule, job_options(100000));
+                INFO(rule_name(rule), " cut above ", cut);
+                CHECK(camp.run(workers, 0, {}) == want);
+                CHECK(no_job_twice(j.records()));
+                int statics = 0;
+                for (const JobRecord& r : j.records()) {
+                    const int s = board_of_key(4, r.key).seeds_in_pits();
+                    // No job ran above the cut: those records are splits of 0 nodes.
+                    if (s > cut) {
+                        CHECK(r.kind == JobRecord::Kind::Split);
+                        CHECK(r.nodes == 0);
+                        ++statics;
+                    }
+                }
+                CHECK(statics > 0);
+                // A resumed campaign replays the static splits like any other.
+                Campaign again(j, nullptr);
+                CHECK(again.tree().root_lo() == want);
+                CHECK(again.tree().root_hi() == want);
+            }
+        }
+    }
+
     TEST_CASE("an interrupted campaign resumes without running a finished job again") {
         for (const Rule rule : {Rule::Standard, Rule::EmptyCapture}) {
             TempDir dir("resume");
