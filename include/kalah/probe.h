@@ -128,23 +128,24 @@ KALAH_API kalah_status kalah_position_to_text(const kalah_position* p, char* buf
 KALAH_API kalah_status kalah_start_position(int pits, int seeds, kalah_position* out);
 /* Plays the mover's pit (0-based) of p into *out (may be p); text (may be NULL) receives
  * the move's notation. */
-KALAH_API kalah_status kalah_play(const kalah_position* p, int pit, kalah_rule rule, kalah_position* out,
-                        char text[KALAH_MOVE_TEXT_SIZE]);
+KALAH_API kalah_status kalah_play(const kalah_position* p, int pit, kalah_rule rule,
+                                  kalah_position* out, char text[KALAH_MOVE_TEXT_SIZE]);
 
 /* Value of p (budget: NULL for none). */
 KALAH_API kalah_status kalah_value_of(kalah_db* db, const kalah_position* p, kalah_rule rule,
-                            const kalah_budget* budget, kalah_value* out);
+                                      const kalah_budget* budget, kalah_value* out);
 /* Every legal move of p with the value after it, sorted best first for the side to move
  * (South: highest margin first; North: lowest first), ties in pit order; moves whose value
  * is unknown come last. out has room for KALAH_MAX_PITS; *count is set (0 when the game is
  * over). The budget applies to each move's search. */
 KALAH_API kalah_status kalah_move_values(kalah_db* db, const kalah_position* p, kalah_rule rule,
-                               const kalah_budget* budget, kalah_move_value* out, int* count);
+                                         const kalah_budget* budget, kalah_move_value* out,
+                                         int* count);
 /* The best moves of p for the side to move (0-based pits, ascending), *count of them.
  * *source is KALAH_SOURCE_UNKNOWN (and *count 0) when some move's value is unknown. */
 KALAH_API kalah_status kalah_best_moves(kalah_db* db, const kalah_position* p, kalah_rule rule,
-                              const kalah_budget* budget, int* pits, int* count,
-                              kalah_source* source);
+                                        const kalah_budget* budget, int* pits, int* count,
+                                        kalah_source* source);
 
 #ifdef __cplusplus
 }
