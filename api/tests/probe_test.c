@@ -10,6 +10,7 @@
 
 #include <kalah/probe.h>
 
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -212,6 +213,74 @@ static void errors(void) {
   kalah_close(NULL);
 }
 
+/* Several threads probe one handle at once: each must see the values of a single thread
+ * (positions of Kalah(4,3) along a best line, searched and from the database). */
+#define PROBE_THREADS 4
+#define LINE 12
+typedef struct {
+  kalah_db* db;
+  const kalah_position* line;
+  int values[LINE];
+  int ok;
+} probe_job;
+
+static void* probe_line(void* arg) {
+  probe_job* job = (probe_job*)arg;
+  int i, round;
+  job->ok = 1;
+  for (round = 0; round < 3; ++round)
+    for (i = 0; i < LINE; ++i) {
+      kalah_value v;
+      if (kalah_value_of(job->db, &job->line[i], KALAH_RULE_STANDARD, NULL, &v) != KALAH_OK ||
+          v.source == KALAH_SOURCE_UNKNOWN)
+        job->ok = 0;
+      job->values[i] = v.value;
+    }
+  return NULL;
+}
+
+static void threads(const char* dir) {
+  kalah_db* db = NULL;
+  kalah_position line[LINE];
+  int expected[LINE], i, t, best[KALAH_MAX_PITS], nbest;
+  kalah_source source;
+  pthread_t tid[PROBE_THREADS];
+  probe_job jobs[PROBE_THREADS];
+  kalah_value v;
+  CHECK(kalah_open(dir, NULL, &db) == KALAH_OK);
+  if (!db) return;
+  CHECK(kalah_start_position(4, 3, &line[0]) == KALAH_OK);
+  for (i = 1; i < LINE; ++i) {
+    CHECK(kalah_best_moves(db, &line[i - 1], KALAH_RULE_STANDARD, NULL, best, &nbest, &source) ==
+          KALAH_OK);
+    if (nbest == 0) { /* the game ended: repeat the last position */
+      line[i] = line[i - 1];
+      continue;
+    }
+    CHECK(kalah_play(&line[i - 1], best[0], KALAH_RULE_STANDARD, &line[i], NULL) == KALAH_OK);
+  }
+  kalah_close(db);
+  /* Expected values from a fresh handle, one thread; then a fresh handle for the threads. */
+  CHECK(kalah_open(dir, NULL, &db) == KALAH_OK);
+  for (i = 0; i < LINE; ++i) {
+    CHECK(kalah_value_of(db, &line[i], KALAH_RULE_STANDARD, NULL, &v) == KALAH_OK);
+    expected[i] = v.value;
+  }
+  kalah_close(db);
+  CHECK(kalah_open(dir, NULL, &db) == KALAH_OK);
+  for (t = 0; t < PROBE_THREADS; ++t) {
+    jobs[t].db = db;
+    jobs[t].line = line;
+    CHECK(pthread_create(&tid[t], NULL, probe_line, &jobs[t]) == 0);
+  }
+  for (t = 0; t < PROBE_THREADS; ++t) {
+    CHECK(pthread_join(tid[t], NULL) == 0);
+    CHECK(jobs[t].ok);
+    for (i = 0; i < LINE; ++i) CHECK(jobs[t].values[i] == expected[i]);
+  }
+  kalah_close(db);
+}
+
 int main(int argc, char** argv) {
   char cmd[8192], dir[1024];
   kalah_db* db = NULL;
@@ -237,6 +306,7 @@ int main(int argc, char** argv) {
     game(db, KALAH_RULE_EMPTY_CAPTURE, "empty-capture", 8);
     kalah_close(db);
   }
+  threads(dir);
   if (failures) {
     fprintf(stderr, "%d checks failed\n", failures);
     return 1;
