@@ -42,8 +42,10 @@ const char* source_name(Source s) {
 Oracle::Oracle(const std::string& dir, Options options) : dir_(dir), options_(options) {
     if (dir_.empty()) return;
     std::error_code ec;
-    if (!std::filesystem::is_directory(dir_, ec))
+    if (!std::filesystem::exists(dir_, ec))
         throw NotFound("database directory " + dir_ + ": not found");
+    if (!std::filesystem::is_directory(dir_, ec))
+        throw NotFound("database directory " + dir_ + ": not a directory");
     if (!has_layer_file(dir_))
         throw NotFound("database directory " + dir_ +
                        ": no layer files (kalah-m<M>-<rule>-s<S>.kdb, made by kalah build-db)");

@@ -179,6 +179,9 @@ static void errors(void) {
   CHECK(kalah_open(path, NULL, &db) == KALAH_ERR_NOT_FOUND);
   CHECK(strstr(kalah_error_message(), "no layer files") != NULL);
   CHECK(kalah_open(NULL, NULL, NULL) == KALAH_ERR_ARGUMENT);
+  snprintf(path, sizeof path, "%s/db/kalah-m4-standard-s0.kdb", work_dir);
+  CHECK(kalah_open(path, NULL, &db) == KALAH_ERR_NOT_FOUND);
+  CHECK(strstr(kalah_error_message(), "not a directory") != NULL);
 
   CHECK(kalah_position_from_text("4,4,4/4,4,4/0,0/C", &p) == KALAH_ERR_POSITION);
   CHECK(strlen(kalah_error_message()) > 0);

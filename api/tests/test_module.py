@@ -66,6 +66,11 @@ class ModuleTest(unittest.TestCase):
                     self.assertEqual(text, move.move)
                 self.assertEqual(sources, {"database", "search"})
 
+    def test_path_objects(self):
+        import pathlib
+        with kalah.open(pathlib.Path(self.db)) as tb:
+            self.assertEqual(tb.probe(kalah.start(4, 1)).source, "database")
+
     def test_solve_known_values(self):
         # rules.md example 7: Kalah(4,3) is +6 (standard), +8 (empty-capture).
         self.assertEqual(kalah.solve(4, 3), 6)

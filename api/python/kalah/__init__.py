@@ -19,6 +19,7 @@ value (the search's budget ran out), ``get_value`` returns a default instead. Se
 release the GIL, so threads can probe one handle at once.
 """
 
+import os
 from collections import namedtuple
 
 from ._kalah import (DatabaseError, InputError, NotFoundError, Oracle as _Oracle,
@@ -41,7 +42,8 @@ class Tablebase:
     """A database directory opened for probing (see ``kalah.open``)."""
 
     def __init__(self, directory=None, db_memory_mib=4096, tt_mib=64, threads=1):
-        self._oracle = _Oracle(directory or "", db_memory_mib, tt_mib, threads)
+        self._oracle = _Oracle(os.fspath(directory) if directory else "", db_memory_mib,
+                               tt_mib, threads)
 
     def __enter__(self):
         return self
