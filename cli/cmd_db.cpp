@@ -5,6 +5,7 @@
 
 #include "cli/command.h"
 #include "db/builder.h"
+#include "db/manifest.h"
 #include "db/verify.h"
 
 namespace kalah::cli {
@@ -115,6 +116,32 @@ int run_build(const std::vector<std::string>& args) {
     return 0;
 }
 
+// verify-db --manifest: every layer of the manifest found in the directory must have the
+// manifest's value hash; a directory holding none of them fails too.
+int verify_manifest(const po::variables_map& vm, const db::VerifyOptions& o) {
+    const std::string file = vm["manifest"].as<std::string>();
+    const auto manifest = db::read_manifest(file);
+    auto res = db::check_manifest(o.dir, manifest, o.m, o.rule);
+    if (res.checked == 0)
+        res.problems.push_back(o.dir + ": holds no layer listed in " + file);
+    for (const auto& p : res.problems) std::cerr << "kalah verify-db: " << p << "\n";
+    const bool ok = res.problems.empty();
+    if (vm.count("json")) {
+        std::cout << "{\"db\": " << json_string(o.dir) << ", \"manifest\": " << json_string(file)
+                  << ", \"ok\": " << (ok ? "true" : "false") << ", \"checked\": " << res.checked
+                  << ", \"missing\": " << res.missing << ", \"problems\": [";
+        for (size_t i = 0; i < res.problems.size(); ++i)
+            std::cout << (i ? ", " : "") << json_string(res.problems[i]);
+        std::cout << "]}\n";
+    } else {
+        std::cout << (ok ? "OK" : "FAILED") << ": " << res.checked
+                  << " layers compared with the manifest, " << res.missing
+                  << " listed layers not in the directory, " << res.problems.size()
+                  << " problems\n";
+    }
+    return ok ? 0 : 1;
+}
+
 int run_verify(const std::vector<std::string>& args) {
     po::options_description opts("verify-db options");
     po::options_description expert("expert options");
@@ -124,13 +151,16 @@ int run_verify(const std::vector<std::string>& args) {
         ("pits", po::value<int>(), "check only this m")
         ("rule", po::value<std::string>(), "check only this rule")
         ("sample", po::value<uint64_t>()->default_value(0),
-         "re-derive N entries a layer, drawn at random (0: every entry)");
+         "re-derive N entries a layer, drawn at random (0: every entry)")
+        ("manifest", po::value<std::string>(),
+         "instead: compare each layer's value hash with the manifest FILE (results/value-hashes.txt)");
     // clang-format on
     add_threads_option(opts);
     add_output_options(opts);
     po::variables_map vm;
-    if (!parse_options("verify-db", "[--db D] [--pits M] [--rule R] [--sample N] [options]", opts,
-                       args, vm, &expert))
+    if (!parse_options("verify-db",
+                       "[--db D] [--pits M] [--rule R] [--sample N | --manifest FILE] [options]",
+                       opts, args, vm, &expert))
         return 0;
     db::VerifyOptions o;
     o.dir = db_dir(vm);
@@ -142,6 +172,7 @@ int run_verify(const std::vector<std::string>& args) {
     o.threads = threads_option(vm);
     o.sample = vm["sample"].as<uint64_t>();
     if (!quiet(vm)) o.log = &std::cerr;
+    if (vm.count("manifest")) return verify_manifest(vm, o);
     const auto res = db::verify_database(o);
     for (const auto& p : res.problems) std::cerr << "kalah verify-db: " << p << "\n";
     if (vm.count("json")) {

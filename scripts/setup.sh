@@ -6,7 +6,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 packages=(g++ cmake make pkg-config libboost-program-options-dev libzstd-dev doctest-dev
-          libbenchmark-dev nlohmann-json3-dev libcpp-httplib-dev python3)
+          libbenchmark-dev nlohmann-json3-dev libcpp-httplib-dev python3
+          pybind11-dev python3-dev)
 missing=()
 for p in "${packages[@]}"; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

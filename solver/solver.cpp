@@ -751,6 +751,11 @@ Solver::Solver(int m, Rule rule, SolverOptions opts)
     : impl_(std::make_unique<Impl>(m, rule, std::move(opts))) {}
 Solver::~Solver() = default;
 
+void Solver::set_limits(uint64_t node_limit, double time_limit_seconds) {
+    impl_->opts.node_limit = node_limit;
+    impl_->opts.time_limit_seconds = time_limit_seconds;
+}
+
 int Solver::pits_value(const Board& b) {
     Impl::Call call(*impl_);
     if (impl_->opts.guess || b.over()) return impl_->pits_value_guess(b, impl_->opts.guess.value_or(0), true);

@@ -134,6 +134,10 @@ public:
     // alpha-beta estimate of the pits value of b (seeds banked so far). Not a bound.
     int estimate(const Board& b) const;
 
+    // Replaces SolverOptions::node_limit and time_limit_seconds for the following calls
+    // (a reused solver given another budget per call).
+    void set_limits(uint64_t node_limit, double time_limit_seconds);
+
     const SolverStats& stats() const;  // accumulated over all calls
     void clear();                      // empty the TT and reset stats
 

@@ -1,0 +1,94 @@
+// The oracle behind libkalah's C API (include/kalah/probe.h) and the Python module: one
+// database directory, opened lazily per (m, rule), and a pool of solvers for what it does
+// not hold. Thread-safe.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "core/board.h"
+#include "db/database.h"
+#include "solver/solver.h"
+
+namespace kalah::api {
+
+// The database directory is missing or holds no layer file.
+struct NotFound : std::runtime_error {
+    using std::runtime_error::runtime_error;
+};
+// A layer file is damaged or unreadable.
+struct DatabaseError : std::runtime_error {
+    using std::runtime_error::runtime_error;
+};
+
+enum class Source : uint8_t { Database, Search, Unknown };
+const char* source_name(Source s);  // "database", "search", "unknown"
+
+struct Value {
+    int value = 0;  // South's final margin, stores included; meaningless when Unknown
+    Source source = Source::Unknown;
+    uint64_t nodes = 0;  // searched for it
+};
+
+struct MoveValue {
+    int pit = 0;       // mover's pit, 0-based
+    std::string text;  // notation, e.g. "A3+"
+    Value value;       // of the position after the move
+};
+
+struct Budget {
+    uint64_t node_limit = 0;        // 0: none
+    double time_limit_seconds = 0;  // 0: none
+};
+
+struct Options {
+    size_t db_memory_mib = 4096;
+    size_t tt_mib = 64;
+    int threads = 1;
+};
+
+class Oracle {
+public:
+    // dir empty: no database. Throws NotFound for a missing directory or one without
+    // layer files.
+    Oracle(const std::string& dir, Options options);
+    ~Oracle();
+    Oracle(const Oracle&) = delete;
+    Oracle& operator=(const Oracle&) = delete;
+
+    const std::string& dir() const { return dir_; }
+
+    // b must be valid (Board::from_rows' requirements). Throws DatabaseError for a damaged
+    // layer met on the way.
+    Value value(const Board& b, Rule rule, Budget budget);
+    // Every legal move, best first for the side to move (South: highest margin first,
+    // North: lowest), ties in pit order, unknown values last. Budget per move.
+    std::vector<MoveValue> move_values(const Board& b, Rule rule, Budget budget);
+    // The pits of the best moves (ascending), and Search if any move needed a search;
+    // no pits and Unknown when some move's value is unknown.
+    struct Best {
+        std::vector<int> pits;
+        Source source = Source::Database;
+    };
+    Best best_moves(const Board& b, Rule rule, Budget budget);
+
+private:
+    const db::Database* database(int m, Rule rule);
+    std::unique_ptr<Solver> take_solver(int m, Rule rule, const db::Database* db);
+    void give_back(int m, Rule rule, std::unique_ptr<Solver> s);
+
+    std::string dir_;
+    Options options_;
+    std::mutex mutex_;  // guards the two maps
+    std::map<std::pair<int, Rule>, std::unique_ptr<db::Database>> databases_;
+    std::map<std::pair<int, Rule>, std::vector<std::unique_ptr<Solver>>> idle_solvers_;
+};
+
+}  // namespace kalah::api

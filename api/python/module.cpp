@@ -1,0 +1,166 @@
+// The Python module's compiled part, kalah._kalah (pybind11): the oracle of api/oracle.h
+// with positions as text or tuples. kalah/__init__.py is the documented surface.
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "api/oracle.h"
+#include "core/notation.h"
+
+namespace py = pybind11;
+using namespace kalah;
+
+namespace {
+
+// A position from the project's text ("4,4,4/4,4,4/0,0/A") or a tuple (pits, stores,
+// to_move): pits either the 2m counts A1..Am B1..Bm or a pair of rows, stores
+// (south, north), to_move 0/'A'/'S' for South or 1/'B'/'N' for North.
+Board to_board(const py::handle& obj) {
+    if (py::isinstance<py::str>(obj)) return parse_position(obj.cast<std::string>());
+    if (!py::isinstance<py::sequence>(obj) || py::len(obj) != 3)
+        throw InputError("a position is a text or a tuple (pits, stores, to_move)");
+    const py::sequence t = obj.cast<py::sequence>();
+    std::vector<int> south, north;
+    const py::sequence pits = t[0].cast<py::sequence>();
+    if (py::len(pits) == 2 && py::isinstance<py::sequence>(pits[0])) {
+        south = pits[0].cast<std::vector<int>>();
+        north = pits[1].cast<std::vector<int>>();
+    } else {
+        const auto all = pits.cast<std::vector<int>>();
+        if (all.size() % 2) throw InputError("position: an odd number of pits");
+        south.assign(all.begin(), all.begin() + all.size() / 2);
+        north.assign(all.begin() + all.size() / 2, all.end());
+    }
+    if (south.size() != north.size()) throw InputError("position: rows of different lengths");
+    const int m = int(south.size());
+    if (m < 1 || m > kMaxPits) throw InputError("position: pits per row must be 1..6");
+    const auto stores = t[1].cast<std::vector<int>>();
+    if (stores.size() != 2) throw InputError("position: stores must be (south, north)");
+    Side side;
+    const py::handle tm = t[2];
+    if (py::isinstance<py::str>(tm)) {
+        const std::string s = tm.cast<std::string>();
+        if (s == "A" || s == "S" || s == "South") side = Side::South;
+        else if (s == "B" || s == "N" || s == "North") side = Side::North;
+        else throw InputError("position: to_move must be A or B, not '" + s + "'");
+    } else {
+        const int v = tm.cast<int>();
+        if (v != 0 && v != 1) throw InputError("position: to_move must be 0 (South) or 1 (North)");
+        side = v == 0 ? Side::South : Side::North;
+    }
+    long total = stores[0] + long(stores[1]);
+    for (int i = 0; i < m; ++i) {
+        if (south[i] < 0 || north[i] < 0 || stores[0] < 0 || stores[1] < 0)
+            throw InputError("position: negative seed count");
+        total += south[i] + north[i];
+    }
+    if (total > kMaxSeeds) throw InputError("position: more than 127 seeds");
+    return Board::from_rows(m, south.data(), north.data(), stores[0], stores[1], side);
+}
+
+api::Budget budget(uint64_t node_limit, double time_limit) {
+    if (!(time_limit >= 0)) throw InputError("time_limit must be >= 0 seconds");
+    return api::Budget{node_limit, time_limit};
+}
+
+py::tuple value_tuple(const api::Value& v) {
+    return py::make_tuple(v.source == api::Source::Unknown ? py::object(py::none()) : py::int_(v.value),
+                          api::source_name(v.source), v.nodes);
+}
+
+}  // namespace
+
+PYBIND11_MODULE(_kalah, m) {
+    m.doc() = "Compiled core of the kalah module (use kalah, not kalah._kalah)";
+    py::register_exception<api::NotFound>(m, "NotFoundError", PyExc_FileNotFoundError);
+    py::register_exception<api::DatabaseError>(m, "DatabaseError", PyExc_OSError);
+    py::register_exception<InputError>(m, "InputError", PyExc_ValueError);
+
+    py::class_<api::Oracle>(m, "Oracle")
+        .def(py::init([](const std::string& dir, size_t db_memory_mib, size_t tt_mib, int threads) {
+                 if (threads < 1) throw InputError("threads must be >= 1");
+                 if (tt_mib < 1 || db_memory_mib < 1) throw InputError("memory sizes must be >= 1 MiB");
+                 return std::make_unique<api::Oracle>(dir, api::Options{db_memory_mib, tt_mib, threads});
+             }),
+             py::arg("dir"), py::arg("db_memory_mib"), py::arg("tt_mib"), py::arg("threads"))
+        .def("probe",
+             [](api::Oracle& o, const py::handle& pos, const std::string& rule, uint64_t nodes,
+                double seconds) {
+                 const Board b = to_board(pos);
+                 const Rule r = parse_rule(rule);
+                 const api::Budget bu = budget(nodes, seconds);
+                 api::Value v;
+                 {
+                     py::gil_scoped_release release;
+                     v = o.value(b, r, bu);
+                 }
+                 return value_tuple(v);
+             })
+        .def("move_values",
+             [](api::Oracle& o, const py::handle& pos, const std::string& rule, uint64_t nodes,
+                double seconds) {
+                 const Board b = to_board(pos);
+                 const Rule r = parse_rule(rule);
+                 const api::Budget bu = budget(nodes, seconds);
+                 std::vector<api::MoveValue> mv;
+                 {
+                     py::gil_scoped_release release;
+                     mv = o.move_values(b, r, bu);
+                 }
+                 py::list out;
+                 for (const auto& x : mv) {
+                     const py::tuple v = value_tuple(x.value);
+                     out.append(py::make_tuple(x.text, x.pit, v[0], v[1], v[2]));
+                 }
+                 return out;
+             });
+
+    m.def("normalize", [](const py::handle& pos) { return format_position(to_board(pos)); },
+          "The position (text or tuple) as the project's text.");
+    m.def("to_tuple", [](const py::handle& pos) {
+        const Board b = to_board(pos);
+        py::list south, north;
+        for (int i = 0; i < b.pits(); ++i) {
+            south.append(b.pit(Side::South, i));
+            north.append(b.pit(Side::North, i));
+        }
+        return py::make_tuple(py::make_tuple(py::tuple(south), py::tuple(north)),
+                              py::make_tuple(b.store(Side::South), b.store(Side::North)),
+                              b.to_move() == Side::South ? 0 : 1);
+    });
+    m.def("start", [](int pits, int seeds) {
+        if (pits < 1 || pits > kMaxPits || seeds < 0 || 2 * pits * seeds > kMaxSeeds)
+            throw InputError("Kalah(" + std::to_string(pits) + "," + std::to_string(seeds) +
+                             ") is outside 1..6 pits and 127 seeds");
+        return format_position(Board::start(pits, seeds));
+    });
+    m.def("legal_moves", [](const py::handle& pos) {
+        const Board b = to_board(pos);
+        std::vector<std::string> out;
+        if (!b.over())
+            for (int p : b.legal_moves()) out.push_back(pit_name(b.to_move(), p));
+        return out;
+    });
+    m.def("play", [](const py::handle& pos, const py::handle& move, const std::string& rule) {
+        Board b = to_board(pos);
+        const Rule r = parse_rule(rule);
+        if (b.over()) throw InputError("the game is over");
+        int pit;
+        if (py::isinstance<py::str>(move)) {
+            const MoveText mt = parse_move(move.cast<std::string>(), b.pits());
+            if (mt.side != b.to_move())
+                throw InputError("move " + move.cast<std::string>() + " out of turn");
+            pit = mt.pit;
+        } else {
+            pit = move.cast<int>();
+        }
+        if (pit < 0 || pit >= b.pits() || b.own_pit(pit) == 0)
+            throw InputError("pit " + std::to_string(pit) + " is not a legal move");
+        const Side mover = b.to_move();
+        const MoveResult res = b.play(pit, r);
+        return py::make_tuple(format_position(b), format_move(mover, pit, res));
+    });
+}
