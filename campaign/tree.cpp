@@ -210,9 +210,11 @@ ProofTree::Numbers ProofTree::numbers(int i, int beta, Memo& memo, InFlight mode
 
 uint64_t ProofTree::leaf_weight(const Node& n) const {
     if (leaf_growth_ <= 1) return 1;
-    const int base = db_ ? db_->max_seeds() + 1 : 0;
+    // Exponents from the database's top (or 40 seeds below the root, whichever is higher)
+    // keep the weights of a whole campaign apart below the cap.
+    const int base = std::max(db_ ? db_->max_seeds() + 1 : 0, nodes_[0].seeds - 40);
     const double w = std::pow(leaf_growth_, std::max(0, n.seeds - base));
-    return static_cast<uint64_t>(std::clamp(w, 1.0, 1e12));
+    return static_cast<uint64_t>(std::clamp(w, 1.0, 1e15));
 }
 
 ProofTree::PassJobs ProofTree::pass_jobs(int beta) const {

@@ -80,7 +80,8 @@ class ProofTree {
     void apply(const JobRecord& r);
 
     // The choice's weight of a job at a position not expanded: `growth` to the power of its
-    // seeds above the database's top layer (capped), instead of 1, so that proof and
+    // seeds above the database's top layer (or above 40 seeds below the root's; capped at
+    // 10^15, which sums of weights stay far below), instead of 1, so that proof and
     // disproof numbers count expected work rather than jobs and the choice goes deep
     // (towards positions with fewer seeds) before wide. 1 (the default): every job weighs
     // one. Steers select() only; pass_jobs() and proof_numbers() still count jobs.
