@@ -35,9 +35,10 @@ int run_solve(const std::vector<std::string>& args) {
     const Rule rule = parse_rule(vm["rule"].as<std::string>());
     const int m = vm["pits"].as<int>(), n = vm["seeds"].as<int>();
     const Board start = checked_start(m, n);
+    const int guess = guess_option(vm, m, n, 0);  // checked before anything is opened
     std::unique_ptr<db::Database> db;
     SolverOptions o = solver_options(vm, "solve", m, rule, start.seeds_in_pits(), db, true);
-    if (vm.count("guess")) o.guess = vm["guess"].as<int>();
+    if (vm.count("guess")) o.guess = guess;
     o.time_limit_seconds = time_limit_option(vm);
     Solver solver(m, rule, o);
     const auto t0 = std::chrono::steady_clock::now();

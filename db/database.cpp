@@ -242,12 +242,17 @@ std::unique_ptr<Database> Database::open(const std::string& dir, int m, Rule rul
     std::string stop;  // why the run of layers ended
     for (int s = 0; s <= kMaxSeeds; ++s) {
         const auto path = std::filesystem::path(dir) / layer_file_name(m, rule, s);
-        std::error_code ec;
-        if (!std::filesystem::exists(path, ec)) {
+        // Present is any directory entry of that name, as lstat sees it: a symbolic link
+        // that leads nowhere (or round in a loop) is an unreadable layer, which
+        // LayerFile::open names, not a missing one.
+        auto present = [](const std::filesystem::path& p) {
+            std::error_code ec;
+            return std::filesystem::exists(std::filesystem::symlink_status(p, ec));
+        };
+        if (!present(path)) {
             // A gap with layers above it: the database is smaller than the files suggest.
             for (int above = s + 1; above <= kMaxSeeds; ++above)
-                if (std::filesystem::exists(std::filesystem::path(dir) /
-                                                layer_file_name(m, rule, above), ec)) {
+                if (present(std::filesystem::path(dir) / layer_file_name(m, rule, above))) {
                     stop = layer_file_name(m, rule, s) + ": missing, but " +
                            layer_file_name(m, rule, above) + " exists";
                     break;
