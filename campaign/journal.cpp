@@ -178,8 +178,8 @@ JournalContents read_journal(const std::string& path) {
                 break;
             }
             JobRecord r;
-            const std::string bad = decode_record(buf.data() + (i - i0) * kRecordBytes, checksum,
-                                                  i, c.params, r);
+            const std::string bad =
+                decode_record(buf.data() + (i - i0) * kRecordBytes, checksum, i, c.params, r);
             if (!bad.empty()) {
                 c.damage = "record " + std::to_string(i + 1) + " of " + std::to_string(whole) +
                            " is damaged (" + bad + ")";

@@ -61,10 +61,10 @@ std::string prepare_csv_log(const std::string& path, const std::string& header) 
         // Only the first line and the last byte are looked at; the rest is a log.
         std::string first(header.size(), '\0');
         char last = '\n';
-        const bool same = size >= header.size() &&
-                          ::pread(fd, first.data(), first.size(), 0) ==
-                              static_cast<ssize_t>(first.size()) &&
-                          first == header;
+        const bool same =
+            size >= header.size() &&
+            ::pread(fd, first.data(), first.size(), 0) == static_cast<ssize_t>(first.size()) &&
+            first == header;
         if (same && ::pread(fd, &last, 1, static_cast<off_t>(size - 1)) != 1) last = '\n';
         ::close(fd);
         if (size > 0 && !same) {

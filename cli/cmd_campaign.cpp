@@ -143,10 +143,9 @@ int run_status(const po::variables_map& vm, const std::string& dir) {
         for (const JobRecord& rec : c.records) sizes.add(rec.seconds);
         SolverOptions small;
         small.tt_mb = 1;
-        const int guess = vm.count("guess")
-                              ? guess_option(vm, c.params.m, c.params.n, 0)
-                              : Solver(c.params.m, c.params.rule, small)
-                                    .estimate(Board::start(c.params.m, c.params.n));
+        const int guess = vm.count("guess") ? guess_option(vm, c.params.m, c.params.n, 0)
+                                            : Solver(c.params.m, c.params.rule, small)
+                                                  .estimate(Board::start(c.params.m, c.params.n));
         pass_beta = r.tree.next_beta(guess);
         r.p.eta = pass_eta(r.tree, pass_beta, sizes, 1);
     }
@@ -282,8 +281,8 @@ int run_campaign(const std::vector<std::string>& args) {
     };
     // The first pass's threshold, as solve's first MTD(f) guess (only the number of passes
     // depends on it; later passes follow from the proven bounds).
-    const int guess = vm.count("guess") ? guess_option(vm, m, n, 0)
-                                        : Solver(m, rule, o).estimate(start);
+    const int guess =
+        vm.count("guess") ? guess_option(vm, m, n, 0) : Solver(m, rule, o).estimate(start);
     const int value = campaign.run(*pool, guess, report, every);
     const Progress p = campaign.progress();
     if (progress_log) append_csv(dir, p);

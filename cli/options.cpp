@@ -51,8 +51,8 @@ int guess_option(const po::variables_map& vm, int m, int n, int otherwise) {
     const int seeds = 2 * m * n;  // checked_start bounds m and n first
     if (guess < -seeds || guess > seeds)
         throw InputError("--guess must be -" + std::to_string(seeds) + ".." +
-                         std::to_string(seeds) + " (the seeds of Kalah(" + std::to_string(m) +
-                         "," + std::to_string(n) + ")), not " + std::to_string(guess));
+                         std::to_string(seeds) + " (the seeds of Kalah(" + std::to_string(m) + "," +
+                         std::to_string(n) + ")), not " + std::to_string(guess));
     return guess;
 }
 
@@ -160,8 +160,8 @@ std::unique_ptr<db::Database> open_database(const po::variables_map& vm, const s
     // replace: no hint then.
     if (!damage.empty()) {
         std::string why_not;
-        const int fd = open_regular_file(dir + "/" + damage.substr(0, damage.find(": ")),
-                                         O_RDONLY, &why_not);
+        const int fd =
+            open_regular_file(dir + "/" + damage.substr(0, damage.find(": ")), O_RDONLY, &why_not);
         if (fd >= 0) ::close(fd);
         throw db::FormatError(dir + "/" + damage +
                               (fd >= 0 ? " (kalah build-db rebuilds damaged layers)" : ""));

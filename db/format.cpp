@@ -382,8 +382,8 @@ void decode_block(const std::string& name, uint32_t b, const BlockRef& r, const 
             if (v < -s || v > s || ((v + s) & 1))
                 throw FormatError(name + ": entry " + std::to_string(first + i) + " holds " +
                                   std::to_string(v) + ", not a value of " + std::to_string(s) +
-                                  " seeds (in [-" + std::to_string(s) + ", " +
-                                  std::to_string(s) + "], of its parity): damaged");
+                                  " seeds (in [-" + std::to_string(s) + ", " + std::to_string(s) +
+                                  "], of its parity): damaged");
         }
 }
 }  // namespace

@@ -46,8 +46,8 @@ inline CliResult run_kalah(const std::string& args, const std::string& input = "
         ~EmptyDir() { ::rmdir(path.c_str()); }
     };
     static const EmptyDir cwd;
-    std::string cmd = "cd " + cwd.path + " && " + wrapper + " " + std::string(KALAH_BIN) + " " + args + " <" +
-                      in_path + " >" + base + ".out 2>" + base + ".err";
+    std::string cmd = "cd " + cwd.path + " && " + wrapper + " " + std::string(KALAH_BIN) + " " +
+                      args + " <" + in_path + " >" + base + ".out 2>" + base + ".err";
     int raw = std::system(cmd.c_str());
     CliResult r;
     r.status = WIFEXITED(raw) ? WEXITSTATUS(raw) : -1;
