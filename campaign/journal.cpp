@@ -7,10 +7,12 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <algorithm>
 #include <cstring>
 #include <filesystem>
 
 #include "core/notation.h"
+#include "core/regular_file.h"
 #include "db/format.h"
 
 namespace kalah::campaign {
@@ -129,40 +131,62 @@ Board board_of_key(int m, Cells key) {
 
 JournalContents read_journal(const std::string& path) {
     JournalContents c;
-    const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-    if (fd < 0) throw JournalError(path + ": cannot open: " + errno_text());
-    std::string data;
-    char buf[1 << 16];
-    for (;;) {
-        const ssize_t k = ::read(fd, buf, sizeof buf);
-        if (k < 0) {
-            const std::string e = errno_text();
-            ::close(fd);
-            throw JournalError(path + ": read failed: " + e);
+    std::string why;
+    const int fd = open_regular_file(path, O_RDONLY, &why);
+    if (fd < 0) throw JournalError(path + ": " + why);
+    struct Closer {
+        int fd;
+        ~Closer() { ::close(fd); }
+    } closer{fd};
+    struct stat st {};
+    if (::fstat(fd, &st) != 0) throw JournalError(path + ": cannot stat: " + errno_text());
+    // Read is bounded by the size fstat gave (a journal growing meanwhile is read as it
+    // was), and the records a chunk at a time, stopping at the first damaged one: a huge
+    // sparse file is not read to its end.
+    c.file_bytes = static_cast<uint64_t>(st.st_size);
+    // Reads up to len bytes at offset; how many it got (fewer at the end of the file).
+    auto read_at = [&](unsigned char* out, size_t len, uint64_t at) {
+        size_t got = 0;
+        while (got < len) {
+            const ssize_t k = ::pread(fd, out + got, len - got, static_cast<off_t>(at + got));
+            if (k < 0 && errno == EINTR) continue;
+            if (k < 0) throw JournalError(path + ": read failed: " + errno_text());
+            if (k == 0) break;
+            got += static_cast<size_t>(k);
         }
-        if (k == 0) break;
-        data.append(buf, static_cast<size_t>(k));
-    }
-    ::close(fd);
-    c.file_bytes = data.size();
-    if (data.size() < kJournalHeaderBytes)
+        return got;
+    };
+    unsigned char head[kJournalHeaderBytes];
+    if (c.file_bytes < kJournalHeaderBytes ||
+        read_at(head, kJournalHeaderBytes, 0) < kJournalHeaderBytes)
         throw JournalError(path + ": too short for a campaign journal (" +
-                           std::to_string(data.size()) + " bytes)");
-    const auto* bytes = reinterpret_cast<const unsigned char*>(data.data());
-    if (const std::string why = check_header(bytes, c.params, c.header_checksum); !why.empty())
-        throw JournalError(path + ": " + why);
+                           std::to_string(c.file_bytes) + " bytes)");
+    if (const std::string bad = check_header(head, c.params, c.header_checksum); !bad.empty())
+        throw JournalError(path + ": " + bad);
     const uint64_t checksum = c.header_checksum;
-    const uint64_t whole = (data.size() - kJournalHeaderBytes) / kRecordBytes;
-    for (uint64_t i = 0; i < whole; ++i) {
-        JobRecord r;
-        const std::string why =
-            decode_record(bytes + kJournalHeaderBytes + i * kRecordBytes, checksum, i, c.params, r);
-        if (!why.empty()) {
-            c.damage = "record " + std::to_string(i + 1) + " of " + std::to_string(whole) +
-                       " is damaged (" + why + ")";
-            break;
+    const uint64_t whole = (c.file_bytes - kJournalHeaderBytes) / kRecordBytes;
+    constexpr uint64_t kChunk = 4096;  // records read at once
+    std::vector<unsigned char> buf(kRecordBytes * std::min<uint64_t>(whole, kChunk));
+    for (uint64_t i0 = 0; i0 < whole && c.damage.empty(); i0 += kChunk) {
+        const uint64_t count = std::min<uint64_t>(kChunk, whole - i0);
+        const size_t got =
+            read_at(buf.data(), count * kRecordBytes, kJournalHeaderBytes + i0 * kRecordBytes);
+        for (uint64_t i = i0; i < i0 + count; ++i) {
+            if ((i - i0 + 1) * kRecordBytes > got) {
+                c.damage = "shorter than when it was opened (" + std::to_string(whole) +
+                           " records expected)";
+                break;
+            }
+            JobRecord r;
+            const std::string bad =
+                decode_record(buf.data() + (i - i0) * kRecordBytes, checksum, i, c.params, r);
+            if (!bad.empty()) {
+                c.damage = "record " + std::to_string(i + 1) + " of " + std::to_string(whole) +
+                           " is damaged (" + bad + ")";
+                break;
+            }
+            c.records.push_back(r);
         }
-        c.records.push_back(r);
     }
     c.good_bytes = kJournalHeaderBytes + c.records.size() * kRecordBytes;
     if (c.damage.empty() && c.good_bytes != c.file_bytes)
@@ -192,7 +216,7 @@ Journal Journal::open(const std::string& dir, const CampaignParams& p, std::stri
     if (ec) throw JournalError(dir + ": cannot create the campaign directory: " + ec.message());
     Journal j;
     j.path_ = (fs::path(dir) / kJournalName).string();
-    if (!fs::exists(j.path_, ec)) {
+    if (!fs::exists(fs::symlink_status(j.path_, ec))) {
         const std::string h = journal_header(p);
         try {
             db::write_file_durably(j.path_, {{h.data(), h.size()}});
@@ -200,8 +224,9 @@ Journal Journal::open(const std::string& dir, const CampaignParams& p, std::stri
             throw JournalError(j.path_ + ": " + e.what());
         }
     }
-    j.fd_ = ::open(j.path_.c_str(), O_RDWR | O_CLOEXEC);
-    if (j.fd_ < 0) throw JournalError(j.path_ + ": cannot open: " + errno_text());
+    std::string why;
+    j.fd_ = open_regular_file(j.path_, O_RDWR, &why);
+    if (j.fd_ < 0) throw JournalError(j.path_ + ": " + why);
     // Held until the descriptor closes (also at a kill): one manager per directory.
     if (::flock(j.fd_, LOCK_EX | LOCK_NB) != 0)
         throw JournalError(j.path_ + ": locked: another campaign is running in " + dir);

@@ -2,6 +2,7 @@
 #include "campaign/trace.h"
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -10,6 +11,8 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+
+#include "core/regular_file.h"
 
 namespace kalah::campaign {
 namespace {
@@ -47,43 +50,53 @@ std::string trace_csv_row(const TraceRow& r) {
 std::string prepare_csv_log(const std::string& path, const std::string& header) {
     namespace fs = std::filesystem;
     std::error_code ec;
-    const bool exists = fs::exists(path, ec);
-    const uintmax_t size = exists ? fs::file_size(path, ec) : 0;
-    if (ec) return path + ": " + ec.message();
-    if (size > 0) {
+    std::string why;
+    // Whatever stands under the name must be a regular file (a FIFO would hang the reads
+    // and writes below): any entry of that name is opened as one, or refused.
+    if (fs::exists(fs::symlink_status(path, ec))) {
+        const int fd = open_regular_file(path, O_RDONLY, &why);
+        if (fd < 0) return path + ": " + why;
+        struct stat st {};
+        const uint64_t size = ::fstat(fd, &st) == 0 ? static_cast<uint64_t>(st.st_size) : 0;
         // Only the first line and the last byte are looked at; the rest is a log.
-        std::ifstream in(path, std::ios::binary);
         std::string first(header.size(), '\0');
-        in.read(first.data(), static_cast<std::streamsize>(first.size()));
-        if (!in || first != header) {
+        char last = '\n';
+        const bool same =
+            size >= header.size() &&
+            ::pread(fd, first.data(), first.size(), 0) == static_cast<ssize_t>(first.size()) &&
+            first == header;
+        if (same && ::pread(fd, &last, 1, static_cast<off_t>(size - 1)) != 1) last = '\n';
+        ::close(fd);
+        if (size > 0 && !same) {
             const auto now = std::chrono::duration_cast<std::chrono::seconds>(
                                  std::chrono::system_clock::now().time_since_epoch())
                                  .count();
             const std::string aside = path + "." + std::to_string(now) + ".old";
             fs::rename(path, aside, ec);
             if (ec) return path + ": cannot move aside a file of another format: " + ec.message();
-        } else {
-            char last = '\n';
-            in.seekg(static_cast<std::streamoff>(size - 1));
-            in.get(last);
+        } else if (size > 0) {
             if (last == '\n') return "";
-            std::ofstream out(path, std::ios::app | std::ios::binary);
-            out << '\n';
-            return out ? "" : path + ": cannot append";
+            const int out = open_regular_file(path, O_WRONLY | O_APPEND, &why);
+            if (out < 0) return path + ": " + why;
+            const bool ok = write_all(out, "\n");
+            ::close(out);
+            return ok ? "" : path + ": cannot append";
         }
     }
-    std::ofstream out(path, std::ios::trunc | std::ios::binary);
-    out << header;
-    out.flush();
-    return out ? "" : path + ": cannot write";
+    const int out = open_regular_file(path, O_WRONLY | O_CREAT | O_TRUNC, &why);
+    if (out < 0) return path + ": " + why;
+    const bool ok = write_all(out, header);
+    ::close(out);
+    return ok ? "" : path + ": cannot write";
 }
 
 TraceWriter::TraceWriter(const std::string& dir)
     : path_((std::filesystem::path(dir) / kTraceName).string()) {
     error_ = prepare_csv_log(path_, trace_csv_header());
     if (!error_.empty()) return;
-    fd_ = ::open(path_.c_str(), O_WRONLY | O_APPEND | O_CLOEXEC);
-    if (fd_ < 0) error_ = path_ + ": cannot open: " + std::strerror(errno);
+    std::string why;
+    fd_ = open_regular_file(path_, O_WRONLY | O_APPEND, &why);
+    if (fd_ < 0) error_ = path_ + ": " + why;
 }
 
 TraceWriter::~TraceWriter() {

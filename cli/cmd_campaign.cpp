@@ -1,5 +1,7 @@
 // `kalah campaign`: the exact value of Kalah(m,n) through a resumable proof campaign of
 // node-budgeted jobs (campaign/campaign.h), journaled in a directory; --status reads one.
+#include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cstdio>
@@ -14,6 +16,7 @@
 #include "campaign/campaign.h"
 #include "cli/command.h"
 #include "cli/reports.h"
+#include "core/regular_file.h"
 #include "db/database.h"
 #ifdef KALAH_MPI
 #include "mpi/mpi_workers.h"
@@ -125,24 +128,33 @@ std::string campaign_fields_json(const Progress& p, const std::string& dir) {
 }
 
 // Opens a CSV log of the directory for appending: a file of another header is moved aside.
-void prepare_log(const std::string& dir, const char* name, const std::string& header) {
+// False (said on stderr) when it cannot be used: the run continues without it.
+bool prepare_log(const std::string& dir, const char* name, const std::string& header) {
     const std::string path = (std::filesystem::path(dir) / name).string();
-    if (const std::string why = prepare_csv_log(path, header); !why.empty())
-        std::cerr << "kalah campaign: " << why << " (continuing without it)\n";
+    const std::string why = prepare_csv_log(path, header);
+    if (!why.empty()) std::cerr << "kalah campaign: " << why << " (continuing without it)\n";
+    return why.empty();
 }
 
+// Appends a row to progress.csv (a regular file only: never blocks on a FIFO put there).
 void append_csv(const std::string& dir, const Progress& p) {
     const std::string path = (std::filesystem::path(dir) / kProgressCsv).string();
-    std::error_code ec;
-    const bool fresh = !std::filesystem::exists(path, ec);
-    std::ofstream out(path, std::ios::app);
-    if (fresh) out << progress_csv_header();
-    out << progress_csv_row(p);
+    std::string why;
+    const int fd = open_regular_file(path, O_WRONLY | O_APPEND | O_CREAT, &why);
+    if (fd < 0) return;
+    struct stat st {};
+    std::string text = ::fstat(fd, &st) == 0 && st.st_size == 0 ? progress_csv_header() : "";
+    text += progress_csv_row(p);
+    // One write: a row is never interleaved or torn but by a kill.
+    const ssize_t put = ::write(fd, text.data(), text.size());
+    (void)put;  // a log: a failed row is not worth stopping the campaign for
+    ::close(fd);
 }
 
 int run_status(const po::variables_map& vm, const std::string& dir) {
     const std::string path = (std::filesystem::path(dir) / kJournalName).string();
     JournalContents c = read_journal(path);
+    guess_option(vm, c.params.m, c.params.n, 0);  // bad input whether or not it is used
     if (!c.damage.empty())
         std::cerr << "kalah campaign: " << path << ": " << c.damage
                   << " (a run truncates it to the " << c.records.size() << " good records)\n";
@@ -186,7 +198,7 @@ int run_status(const po::variables_map& vm, const std::string& dir) {
         for (const JobRecord& rec : c.records) sizes.add(rec.seconds);
         SolverOptions small;
         small.tt_mb = 1;
-        const int guess = vm.count("guess") ? vm["guess"].as<int>()
+        const int guess = vm.count("guess") ? guess_option(vm, c.params.m, c.params.n, 0)
                                             : Solver(c.params.m, c.params.rule, small)
                                                   .estimate(Board::start(c.params.m, c.params.n));
         pass_beta = r.tree.next_beta(guess);
@@ -356,6 +368,7 @@ int run_campaign(const std::vector<std::string>& args) {
     const int m = vm["pits"].as<int>(), n = vm["seeds"].as<int>();
     const Board start = checked_start(m, n);
     const std::optional<Question> question = question_option(vm);
+    guess_option(vm, m, n, 0);  // a bad --guess is bad input before anything is opened
     const uint64_t job_nodes = vm["job-nodes"].as<uint64_t>();
     if (job_nodes < 1000 || job_nodes > uint64_t(1) << 50)
         throw InputError("--job-nodes must be between 1000 and 2^50");
@@ -409,7 +422,7 @@ int run_campaign(const std::vector<std::string>& args) {
         campaign.set_split_above(cut);
     }
     campaign.trace_to(dir);
-    prepare_log(dir, kProgressCsv, progress_csv_header());
+    const bool progress_log = prepare_log(dir, kProgressCsv, progress_csv_header());
     // One worker in this process, or (under mpirun with more than one rank) every other rank.
     std::unique_ptr<WorkerPool> pool;
     const LocalWorkers* local = nullptr;
@@ -427,7 +440,7 @@ int run_campaign(const std::vector<std::string>& args) {
     const bool show = !quiet(vm);
     const double every = ::isatty(2) ? 2 : 10;
     auto report = [&](const Progress& p) {
-        append_csv(dir, p);
+        if (progress_log) append_csv(dir, p);
         if (show) std::cerr << progress_line(p) << "\n";
     };
     // The first pass's threshold, as solve's first MTD(f) guess (only the number of passes
@@ -438,11 +451,11 @@ int run_campaign(const std::vector<std::string>& args) {
         proved = campaign.settle(*pool, *question, report, every);
     } else {
         const int guess =
-            vm.count("guess") ? vm["guess"].as<int>() : Solver(m, rule, o).estimate(start);
+            vm.count("guess") ? guess_option(vm, m, n, 0) : Solver(m, rule, o).estimate(start);
         value = campaign.run(*pool, guess, report, every);
     }
     const Progress p = campaign.progress();
-    append_csv(dir, p);
+    if (progress_log) append_csv(dir, p);
     if (const std::string why = campaign.trace_error(); !why.empty())
         std::cerr << "kalah campaign: the job trace is incomplete: " << why << "\n";
     const std::vector<std::string> best = best_move_texts(campaign.tree(), rule, start);

@@ -94,9 +94,10 @@ int run_solve(const std::vector<std::string>& args) {
             throw InputError("--prove: '" + vm["prove"].as<std::string>() +
                              "' is not a question (win, loss, 'v>=B', 'v>B', 'v<=B', 'v<B')");
     }
+    const int guess = guess_option(vm, m, n, 0);  // checked before anything is opened
     std::unique_ptr<db::Database> db;
     SolverOptions o = solver_options(vm, "solve", m, rule, start.seeds_in_pits(), db, true);
-    if (vm.count("guess")) o.guess = vm["guess"].as<int>();
+    if (vm.count("guess")) o.guess = guess;
     o.time_limit_seconds = time_limit_option(vm);
     Solver solver(m, rule, o);
     if (question) return report_bound(vm, solver, o, db.get(), start, rule, *question);

@@ -1,6 +1,7 @@
 // The options shared by the commands (cli/options.h).
 #include "cli/options.h"
 
+#include <fcntl.h>
 #include <omp.h>
 #include <unistd.h>
 
@@ -12,6 +13,7 @@
 #include <sstream>
 
 #include "cli/reports.h"
+#include "core/regular_file.h"
 #include "db/database.h"
 #include "db/format.h"
 #include "db/index.h"
@@ -41,6 +43,17 @@ Board checked_start(int m, int n) {
                          std::to_string(2L * m * n) + " seeds; at most " +
                          std::to_string(kMaxSeeds) + " are supported");
     return Board::start(m, n);
+}
+
+int guess_option(const po::variables_map& vm, int m, int n, int otherwise) {
+    if (!vm.count("guess")) return otherwise;
+    const int guess = vm["guess"].as<int>();
+    const int seeds = 2 * m * n;  // checked_start bounds m and n first
+    if (guess < -seeds || guess > seeds)
+        throw InputError("--guess must be -" + std::to_string(seeds) + ".." +
+                         std::to_string(seeds) + " (the seeds of Kalah(" + std::to_string(m) + "," +
+                         std::to_string(n) + ")), not " + std::to_string(guess));
+    return guess;
 }
 
 Board game_from_options(const po::variables_map& vm, Rule& rule, std::vector<PlayedMove>* played,
@@ -142,9 +155,17 @@ std::unique_ptr<db::Database> open_database(const po::variables_map& vm, const s
     auto database = db::Database::open(dir, m, rule, static_cast<size_t>(gb * double(1ull << 30)),
                                        &why, &damage, layout);
     // A damaged file is an error (exit 1), not a smaller database: the user asked for
-    // this database, and `build-db` rebuilds exactly the damaged layers.
-    if (!damage.empty())
-        throw db::FormatError(dir + "/" + damage + " (kalah build-db rebuilds damaged layers)");
+    // this database, and `build-db` rebuilds exactly the damaged layers. What is not a
+    // readable regular file (a directory, a FIFO, a symbolic link loop) it does not
+    // replace: no hint then.
+    if (!damage.empty()) {
+        std::string why_not;
+        const int fd =
+            open_regular_file(dir + "/" + damage.substr(0, damage.find(": ")), O_RDONLY, &why_not);
+        if (fd >= 0) ::close(fd);
+        throw db::FormatError(dir + "/" + damage +
+                              (fd >= 0 ? " (kalah build-db rebuilds damaged layers)" : ""));
+    }
     if (!database) {
         std::cerr << "kalah " << cmd << ": no endgame database (" << why << "); " << otherwise
                   << "\n";

@@ -33,6 +33,9 @@ Board game_from_options(const boost::program_options::variables_map& vm, Rule& r
                         std::vector<kalah::PlayedMove>* played = nullptr, bool required = true);
 // The start of Kalah(m,n), with --pits/--seeds range errors as InputError.
 Board checked_start(int m, int n);
+// --guess (South's margin, the first MTD(f) guess) if given, else `otherwise`; checked to
+// lie within the seeds of Kalah(m,n) (-2mn..2mn: no margin is larger). Throws InputError.
+int guess_option(const boost::program_options::variables_map& vm, int m, int n, int otherwise);
 
 // --threads T: 1 .. 4 per core; the default is every core (or OMP_NUM_THREADS) when
 // default_threads = 0, else the given count.

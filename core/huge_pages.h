@@ -30,16 +30,23 @@ public:
     // The first `bytes` bytes of the open file fd mapped read-only (MAP_PRIVATE) at a 2 MiB
     // boundary, asked for huge pages and read in at once (MADV_POPULATE_READ, where the
     // kernel has it): no copy and no zeroing, the page cache's pages are shared. The file
-    // must not shrink while mapped (a read past its end would raise SIGBUS): the layer
-    // files are written to a temporary and renamed, never rewritten in place. Throws
-    // std::runtime_error naming errno when the mapping fails.
+    // should not shrink while mapped (the layer files are written to a temporary and
+    // renamed, never rewritten in place), but someone may truncate it: a read of a page
+    // the file no longer holds raises SIGBUS, which a handler installed here turns into
+    // a page of zeros (the read goes on) and faulted() true. Readers check faulted()
+    // after a read and throw then (a SIGBUS outside every mapped file keeps its default
+    // action). Throws std::runtime_error naming errno when the mapping fails.
     static HugePages map_file(int fd, size_t bytes);
+    // Whether a read of this file mapping met a page the file no longer holds (its values
+    // since then are zeros, not the file's).
+    bool faulted() const;
 
   private:
     void swap(HugePages& o) noexcept;
     void* raw_ = nullptr;  // what mmap returned
     size_t raw_bytes_ = 0;
     void* data_ = nullptr;  // raw_ rounded up to 2 MiB
+    int guard_ = -1;        // this file mapping's slot in the SIGBUS guard, or -1
 };
 
 }  // namespace kalah

@@ -1,6 +1,7 @@
 // Layer-by-layer retrograde build with a parallel memoised depth-first pass per layer.
 #include "db/builder.h"
 
+#include <fcntl.h>
 #include <omp.h>
 #include <unistd.h>
 
@@ -14,6 +15,7 @@
 #include <stdexcept>
 
 #include "core/notation.h"
+#include "core/regular_file.h"
 #include "db/format.h"
 #include "db/index.h"
 
@@ -192,6 +194,23 @@ void check_build_options(const BuildOptions& opts) {
     }
 }
 
+// Whether the directory holds an entry of that name (lstat: a dangling symbolic link too).
+bool entry_present(const std::string& path) {
+    std::error_code ec;
+    return std::filesystem::exists(std::filesystem::symlink_status(path, ec));
+}
+
+// A layer file or twin the build would replace must be a regular file: what else stands
+// under its name (a directory, a FIFO, a symbolic link loop) was put there by someone,
+// and is reported as the search commands report it (FormatError, exit 1), not replaced.
+void refuse_unless_regular(const std::string& path) {
+    std::string why;
+    const int fd = open_regular_file(path, O_RDONLY, &why);
+    if (fd < 0)
+        throw FormatError(std::filesystem::path(path).filename().string() + ": " + why);
+    ::close(fd);
+}
+
 // The log line of a finished (built or reused) layer, with the build's elapsed time and
 // ETA; on a terminal it overwrites the progress line.
 void log_layer(std::ostream& log, bool tty, int max_seeds, const LayerStats& st, double elapsed,
@@ -245,7 +264,8 @@ std::vector<LayerStats> build_database(const BuildOptions& opts) {
         st.s = s;
         st.entries = n;
         uint64_t source = 0;  // the layer file's checksum, which its packed twin names
-        if (std::filesystem::exists(path)) {
+        if (entry_present(path)) {
+            refuse_unless_regular(path);
             try {
                 auto f = LayerFile::open(path, opts.m, opts.rule, s);
                 layers.add(f->read_all());
@@ -286,6 +306,7 @@ std::vector<LayerStats> build_database(const BuildOptions& opts) {
         // A present twin is kept if it passes every check of read_file (a damaged or
         // stale one is rewritten).
         bool twin_ok = false;
+        if (opts.twins && entry_present(twin)) refuse_unless_regular(twin);
         if (opts.twins && PackedLayer::twin_matches(twin, opts.m, opts.rule, s, source)) {
             try {
                 PackedLayer::read_file(twin, opts.m, opts.rule, s, source);

@@ -70,6 +70,15 @@ public:
         return resident ? *resident : v;
     }
 
+    // A mapped twin that changed under the search: the value just read may be a page of
+    // zeros, not the file's (HugePages::map_file).
+    void check_mapped(int s) const {
+        const Layer& layer = layers_[s];
+        if (layer.packed.faulted())
+            throw FormatError(layer.twin_name +
+                              ": truncated while mapped (changed in place during the search)");
+    }
+
     void prefetch(const Board& b) const override {
         const int s = b.seeds_in_pits();
         if (s >= static_cast<int>(layers_.size()) || b.pits() != m_) return;
@@ -102,10 +111,12 @@ public:
             if (resident[i]) __builtin_prefetch(resident[i]);
         }
         for (int i = 0; i < n && i < kMaxPits; ++i) {
-            if (packed[i])
+            if (packed[i]) {
                 out[i] = packed[i]->get(ranks[i]);
-            else if (resident[i])
+                if (packed[i]->faulted()) check_mapped(bs[i]->seeds_in_pits());
+            } else if (resident[i]) {
                 out[i] = *resident[i];
+            }
         }
         for (int i = kMaxPits; i < n; ++i) out[i] = probe(*bs[i]);
     }
@@ -124,7 +135,11 @@ public:
             return 0;
         }
         *resident = nullptr;
-        if (layer.is_packed) return layer.packed.get(r);
+        if (layer.is_packed) {
+            const int v = layer.packed.get(r);
+            if (layer.packed.faulted()) check_mapped(s);
+            return v;
+        }
         const uint32_t bs = layer.file->header().block_size;
         return cache_->get(*layer.file, s, static_cast<uint32_t>(r / bs),
                            static_cast<uint32_t>(r % bs));
@@ -138,6 +153,7 @@ public:
         // Resident layer packed (db/packed.h, ~3.5 bits an entry), or empty.
         PackedLayer packed;
         bool is_packed = false;
+        std::string twin_name;              // the packed twin's file name, when read from it
         std::unique_ptr<LayerFile> file;    // kept open when not resident
     };
     std::vector<Layer> layers_;
@@ -242,12 +258,17 @@ std::unique_ptr<Database> Database::open(const std::string& dir, int m, Rule rul
     std::string stop;  // why the run of layers ended
     for (int s = 0; s <= kMaxSeeds; ++s) {
         const auto path = std::filesystem::path(dir) / layer_file_name(m, rule, s);
-        std::error_code ec;
-        if (!std::filesystem::exists(path, ec)) {
+        // Present is any directory entry of that name, as lstat sees it: a symbolic link
+        // that leads nowhere (or round in a loop) is an unreadable layer, which
+        // LayerFile::open names, not a missing one.
+        auto present = [](const std::filesystem::path& p) {
+            std::error_code ec;
+            return std::filesystem::exists(std::filesystem::symlink_status(p, ec));
+        };
+        if (!present(path)) {
             // A gap with layers above it: the database is smaller than the files suggest.
             for (int above = s + 1; above <= kMaxSeeds; ++above)
-                if (std::filesystem::exists(std::filesystem::path(dir) /
-                                                layer_file_name(m, rule, above), ec)) {
+                if (present(std::filesystem::path(dir) / layer_file_name(m, rule, above))) {
                     stop = layer_file_name(m, rule, s) + ": missing, but " +
                            layer_file_name(m, rule, above) + " exists";
                     break;
@@ -323,6 +344,7 @@ std::unique_ptr<Database> Database::open(const std::string& dir, int m, Rule rul
                         try {
                             layer.packed = PackedLayer::read_file(twin_path(s), m, rule, s,
                                                                   f->header().file_checksum, load);
+                            layer.twin_name = PackedLayer::file_name(m, rule, s);
                             read = true;
                         } catch (const FormatError&) {
                         }

@@ -12,6 +12,7 @@
 #include <filesystem>
 
 #include "core/notation.h"
+#include "core/regular_file.h"
 #include "db/index.h"
 
 namespace kalah::db {
@@ -271,8 +272,9 @@ std::unique_ptr<LayerFile> LayerFile::open(const std::string& path, int m, Rule 
     auto bad = [&](const std::string& what) { return FormatError(name + ": " + what); };
     std::unique_ptr<LayerFile> f(new LayerFile());
     f->path_ = path;
-    f->fd_ = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-    if (f->fd_ < 0) throw bad(std::string("cannot open: ") + std::strerror(errno));
+    std::string why;
+    f->fd_ = open_regular_file(path, O_RDONLY, &why);
+    if (f->fd_ < 0) throw bad(why);
     struct stat st;
     if (::fstat(f->fd_, &st) != 0) throw bad("cannot stat");
     f->file_size_ = static_cast<uint64_t>(st.st_size);
@@ -311,6 +313,12 @@ std::unique_ptr<LayerFile> LayerFile::open(const std::string& path, int m, Rule 
     // block_count < 2^32 and records are 24 bytes: no overflow in 64 bits.
     const uint64_t index_bytes = uint64_t{kIndexRecordBytes} * h.block_count;
     if (f->file_size_ < kHeaderBytes + index_bytes) throw bad("truncated (block index)");
+    // The builder writes blocks of at least kMinBlockSize entries, which bounds the index
+    // by the entry count: a sparse file claiming tiny blocks is refused before its index
+    // is allocated and read (the header checksum covers the index, so cannot come first).
+    if (h.block_size < kMinBlockSize && h.block_count > 1)
+        throw bad("block size " + std::to_string(h.block_size) + " below the minimum " +
+                  std::to_string(kMinBlockSize));
     std::vector<uint8_t> index(index_bytes);
     if (!pread_all(f->fd_, index.data(), index_bytes, kHeaderBytes))
         throw bad("cannot read the block index");
@@ -349,13 +357,34 @@ uint64_t LayerFile::block_entries(uint32_t b) const {
 }
 
 namespace {
+// Decodes block b (its first entry `first`) of a layer of s seeds into out. Every value
+// is checked against the value convention (rules.md: v in [-s, s], and v has the parity
+// of s, since v = own pits - opponent's pits at the end): a file with valid checksums
+// may still hold values no position has, and a search must never see one.
 void decode_block(const std::string& name, uint32_t b, const BlockRef& r, const uint8_t* data,
-                  uint64_t entries, int8_t* out) {
+                  uint64_t first, uint64_t entries, int s, int8_t* out) {
     if (kh64(data, r.size) != r.checksum)
         throw FormatError(name + ": block " + std::to_string(b) + " checksum mismatch (damaged)");
     size_t got = ZSTD_decompress(out, entries, data, r.size);
     if (ZSTD_isError(got) || got != entries)
         throw FormatError(name + ": block " + std::to_string(b) + " does not decode");
+    // v + s in 0..2s and even, tested for all entries at once (branch-free, vectorised).
+    const unsigned span = 2 * static_cast<unsigned>(s);
+    unsigned odd = 0, high = 0;
+    for (uint64_t i = 0; i < entries; ++i) {
+        const unsigned u = static_cast<unsigned>(out[i] + s);
+        odd |= u & 1;
+        high |= u > span;
+    }
+    if (odd | high)
+        for (uint64_t i = 0; i < entries; ++i) {
+            const int v = out[i];
+            if (v < -s || v > s || ((v + s) & 1))
+                throw FormatError(name + ": entry " + std::to_string(first + i) + " holds " +
+                                  std::to_string(v) + ", not a value of " + std::to_string(s) +
+                                  " seeds (in [-" + std::to_string(s) + ", " + std::to_string(s) +
+                                  "], of its parity): damaged");
+        }
 }
 }  // namespace
 
@@ -364,7 +393,8 @@ void LayerFile::read_block(uint32_t b, int8_t* out) const {
     std::vector<uint8_t> buf(r.size);
     if (!pread_all(fd_, buf.data(), r.size, r.offset))
         throw FormatError(name() + ": cannot read block " + std::to_string(b));
-    decode_block(name(), b, r, buf.data(), block_entries(b), out);
+    decode_block(name(), b, r, buf.data(), uint64_t(b) * header_.block_size, block_entries(b),
+                 header_.s, out);
 }
 
 std::vector<int8_t> LayerFile::read_all() const {
@@ -384,7 +414,8 @@ void LayerFile::read_all_into(int8_t* out) const {
         const BlockRef& r = blocks_[b];
         try {
             decode_block(name(), static_cast<uint32_t>(b), r, file.data() + r.offset,
-                         block_entries(static_cast<uint32_t>(b)),
+                         static_cast<uint64_t>(b) * header_.block_size,
+                         block_entries(static_cast<uint32_t>(b)), header_.s,
                          out + static_cast<uint64_t>(b) * header_.block_size);
         } catch (const FormatError& e) {
 #pragma omp critical

@@ -13,6 +13,7 @@
 #include <string>
 
 #include "core/notation.h"
+#include "core/regular_file.h"
 #include "db/format.h"
 #include "db/index.h"
 
@@ -235,7 +236,8 @@ void PackedLayer::write_file(const std::string& path, int m, Rule rule, uint64_t
 }
 
 bool PackedLayer::twin_matches(const std::string& path, int m, Rule rule, int s, uint64_t source) {
-    const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    std::string why;
+    const int fd = open_regular_file(path, O_RDONLY, &why);
     if (fd < 0) return false;
     uint8_t head[kPackedHeaderBytes];
     const bool got = ::pread(fd, head, kPackedHeaderBytes, 0) == ssize_t(kPackedHeaderBytes);
@@ -251,8 +253,9 @@ PackedLayer PackedLayer::read_file(const std::string& path, int m, Rule rule, in
                                    uint64_t source, Load load) {
     const std::string name = std::filesystem::path(path).filename().string();
     auto bad = [&](const std::string& what) { return FormatError(name + ": " + what); };
-    const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-    if (fd < 0) throw bad(std::string("cannot open: ") + std::strerror(errno));
+    std::string why;
+    const int fd = open_regular_file(path, O_RDONLY, &why);
+    if (fd < 0) throw bad(why);
     struct Closer {
         int fd;
         ~Closer() { ::close(fd); }

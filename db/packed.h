@@ -117,6 +117,11 @@ class PackedLayer {
     // The packed twin's name of layer s: the layer file's name with .kpk.
     static std::string file_name(int m, Rule rule, int s);
 
+    // Mapped: whether a read met a page its file no longer holds (truncated while mapped;
+    // see HugePages::map_file). The values read since may be wrong: callers that see it
+    // throw. Always false for a copy.
+    bool faulted() const { return header_mem_.faulted(); }
+
     uint64_t size() const { return n_; }
     int seeds() const { return s_; }
     // Memory held: headers plus data (and the data's padding).

@@ -67,7 +67,8 @@ void verify_set(int m, Rule rule, const std::map<int, fs::path>& found, const Ve
     for (int s = 0; s < static_cast<int>(layers.size()); ++s) {
         const fs::path twin = found.at(s).parent_path() / PackedLayer::file_name(m, rule, s);
         std::error_code ec;
-        if (!fs::exists(twin, ec)) continue;
+        // Any entry of the twin's name is checked (a symbolic link loop or a FIFO too).
+        if (!fs::exists(fs::symlink_status(twin, ec))) continue;
         try {
             const PackedLayer p = PackedLayer::read_file(twin.string(), m, rule, s, checksums[s]);
             std::vector<int8_t> values(p.size());

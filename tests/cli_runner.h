@@ -26,7 +26,9 @@ inline std::string slurp_file(const std::string& path) {
 }
 
 // `args` is appended to the binary path as shell words; stdin may be fed from `input`.
-inline CliResult run_kalah(const std::string& args, const std::string& input = "") {
+// `wrapper`, if given, is a command the binary runs under (e.g. "timeout -k 1 20").
+inline CliResult run_kalah(const std::string& args, const std::string& input = "",
+                           const std::string& wrapper = "") {
     static int counter = 0;
     std::string base = "/tmp/kalah_cli_test_" + std::to_string(::getpid()) + "_" +
                        std::to_string(counter++);
@@ -44,8 +46,8 @@ inline CliResult run_kalah(const std::string& args, const std::string& input = "
         ~EmptyDir() { ::rmdir(path.c_str()); }
     };
     static const EmptyDir cwd;
-    std::string cmd = "cd " + cwd.path + " && " + std::string(KALAH_BIN) + " " + args + " <" +
-                      in_path + " >" + base + ".out 2>" + base + ".err";
+    std::string cmd = "cd " + cwd.path + " && " + wrapper + " " + std::string(KALAH_BIN) + " " +
+                      args + " <" + in_path + " >" + base + ".out 2>" + base + ".err";
     int raw = std::system(cmd.c_str());
     CliResult r;
     r.status = WIFEXITED(raw) ? WEXITSTATUS(raw) : -1;
@@ -55,6 +57,12 @@ inline CliResult run_kalah(const std::string& args, const std::string& input = "
     std::remove((base + ".out").c_str());
     std::remove((base + ".err").c_str());
     return r;
+}
+
+// run_kalah under `timeout`: a run that hangs is killed after `seconds` and its status
+// is timeout's (124, or 137 when it had to be killed), never a test that hangs.
+inline CliResult run_kalah_within(int seconds, const std::string& args) {
+    return run_kalah(args, "", "timeout -k 2 " + std::to_string(seconds));
 }
 
 // Starts the built `kalah` binary with `args` (no shell) in a child process whose stdout and

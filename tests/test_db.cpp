@@ -576,7 +576,8 @@ TEST_SUITE("db") {
     TEST_CASE("files: write_layer leaves no temp file and never uses another writer's") {
         TempDir dir("write");
         const std::string path = dir.file(3, Rule::Standard, 4);
-        std::vector<int8_t> values(db::layer_size(6, 4), 1);
+        // A value a layer of 4 seeds can hold (even, in [-4, 4]): others are damage.
+        std::vector<int8_t> values(db::layer_size(6, 4), 2);
         // Another process's temp file at the old fixed name stays untouched.
         spit(path + ".tmp", "another builder's half-written layer");
         db::write_layer(path, 3, Rule::Standard, 4, values.data(), values.size());
