@@ -341,9 +341,9 @@ int run_campaign(const std::vector<std::string>& args) {
     // clang-format on
     add_solver_options(opts, expert);
     add_output_options(opts);
-    expert.add_options()("leaf-growth", po::value<double>()->default_value(1),
+    expert.add_options()("leaf-growth", po::value<double>()->default_value(2),
                          "the choice weighs a job growth^(its seeds above the database) "
-                         "instead of 1 (deep before wide; 1: every job weighs one)");
+                         "(deep before wide; 1: every job weighs one, the choice before)");
     expert.add_options()("split-above", po::value<int>(),
                          "a static first cut: split positions with more seeds in pits than "
                          "this without running a job (the top of a proof no job finishes)");
