@@ -1,13 +1,28 @@
 #!/usr/bin/env bash
 # Installs the Debian packages kalah needs (only those missing; safe to rerun) and
 # builds a release into build/ (the CLI ends up at build/kalah).
+#   --test  also what every test needs: Debian's chromium, chromium-driver and
+#           python3-selenium (the browser test of `kalah serve`) and Open MPI, with a second
+#           build, build-mpi/ (`kalah campaign` with MPI workers, CMake KALAH_MPI), that the
+#           tests of build/ run under mpirun (ctest campaign-mpi and campaign-sim).
 # Extra CMake arguments may be passed in KALAH_CMAKE_ARGS, e.g. -DKALAH_WERROR=ON.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
+with_tests=0
+for arg in "$@"; do
+    case $arg in
+        --test) with_tests=1 ;;
+        *) echo "setup: unknown argument '$arg' (only --test)" >&2; exit 2 ;;
+    esac
+done
+
 packages=(g++ cmake make pkg-config libboost-program-options-dev libzstd-dev doctest-dev
           libbenchmark-dev nlohmann-json3-dev libcpp-httplib-dev python3
           pybind11-dev python3-dev)
+if [ $with_tests -eq 1 ]; then
+    packages+=(chromium chromium-driver python3-selenium libopenmpi-dev openmpi-bin)
+fi
 missing=()
 for p in "${packages[@]}"; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
@@ -20,6 +35,15 @@ if [ ${#missing[@]} -gt 0 ]; then
     DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 fi
 
+mpi_args=()
+if [ $with_tests -eq 1 ]; then
+    # The MPI build first: build/'s tests find its kalah through KALAH_MPI_BINARY.
+    # shellcheck disable=SC2086
+    cmake -S . -B build-mpi -DCMAKE_BUILD_TYPE=Release -DKALAH_MPI=ON -DKALAH_BUILD_BENCH=OFF \
+          -DKALAH_API=OFF ${KALAH_CMAKE_ARGS:-} >/dev/null
+    cmake --build build-mpi -j"$(nproc)" --target kalah
+    mpi_args=(-DKALAH_MPI_BINARY="$PWD/build-mpi/kalah")
+fi
 # shellcheck disable=SC2086
-cmake -S . -B build -DCMAKE_BUILD_TYPE=Release ${KALAH_CMAKE_ARGS:-} >/dev/null
+cmake -S . -B build -DCMAKE_BUILD_TYPE=Release ${KALAH_CMAKE_ARGS:-} "${mpi_args[@]}" >/dev/null
 cmake --build build -j"$(nproc)"
