@@ -600,18 +600,16 @@ int Solver::Impl::estimate(const Board& b, int depth, int alpha, int beta) const
 // searches the whole pass over the shared TT; the first to finish gives the result (a
 // true fail-soft bound, like any thread's would be) and stops the others.
 //
-// Why lazy SMP (results/parallel.md): MTD(f) passes are null-window searches whose
-// results are exact bounds stored in the TT, so what one thread stores, the others find.
-// It needs no split points and no change to the search contract, and its result is
-// exactly the single-thread one by construction (any thread's finished pass is a proven
-// bound). Plain lazy SMP (same order everywhere) measured about twice the nodes at T = 2:
-// the threads run in lockstep through the same subtrees. The ABDADA-style deferral of
-// busy children (use_defer) splits them: fewer nodes and the best times measured; a
-// per-helper random move order did worse (more nodes at cut nodes). Young Brothers Wait
-// with OpenMP tasks searched 1.2-16x the nodes of this scheme at two threads: siblings
-// searched at once meet the same positions, and nothing tells one thread that the other
-// is already inside one, which is what the busy marks do (results/parallel.md, "Young
-// Brothers Wait and a waiting helper measured against deferral").
+// Why lazy SMP: MTD(f) passes are null-window searches whose results are exact bounds
+// stored in the TT, so what one thread stores, the others find. It needs no split points
+// and no change to the search contract, and its result is exactly the single-thread one by
+// construction (any thread's finished pass is a proven bound). Threads that search in the
+// same order run in lockstep through the same subtrees; the ABDADA-style deferral of busy
+// children (use_defer) splits them. Schemes that search siblings at once (Young Brothers
+// Wait) meet the same positions in both threads, as nothing tells one thread that the
+// other is already inside one, which is what the busy marks do. The measurements behind
+// the choice: results/parallel.md, "Lazy SMP with ABDADA-style deferral chosen" and
+// "Young Brothers Wait and a waiting helper measured against deferral".
 int Solver::Impl::search_pass(int beta, const Board& pits, bool expect_high) {
     // A pass of fewer than 65 k nodes never reaches a heartbeat: check the limits here too,
     // so that a call made of many small passes (annotate, pie) also stops.
