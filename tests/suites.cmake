@@ -6,6 +6,7 @@ set(KALAH_TEST_SUITES
   cli
   db
   solver
+  tt
   analysis
   bench
   parallel
@@ -14,8 +15,8 @@ set(KALAH_TEST_SUITES
 # Labels pick what the sanitizer builds of .ci/run run (ctest -L): `asan` the suites run
 # under ASan+UBSan, `tsan` those that run threads (the parallel search and its shared TT,
 # the CLI's --threads), under TSan. Measured times: results/ci.md.
-set(KALAH_ASAN_SUITES core notation cli db solver analysis bench parallel campaign)
-set(KALAH_TSAN_SUITES solver parallel)
+set(KALAH_ASAN_SUITES core notation cli db solver tt analysis bench parallel campaign)
+set(KALAH_TSAN_SUITES solver tt parallel)
 foreach(suite ${KALAH_TEST_SUITES})
   add_test(NAME ${suite} COMMAND kalah_tests --test-suite=${suite} --no-version)
   set(labels "")
