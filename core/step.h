@@ -62,19 +62,24 @@ inline MoveStep play_step(Board& b, int pit, Rule rule) {
     return s;
 }
 
-// play_step for a board whose stores are empty (a pits-only position, as the search, the
-// proof tree and the database builder see them): the same step, without reading the
+// The gain of a move played on a board whose stores were empty (a pits-only position, as
+// the search, the proof tree and the database builder see them), from the board after the
+// move and what Board::play said: the search's hot path takes it without a MoveStep.
+[[gnu::always_inline]] inline int gain_from_pits(const Board& after, MoveResult r) {
+    if (r.over) return after.own_store() - after.opp_store();
+    // Only the mover's store grew; after a move that passes the turn it is opp.
+    return r.extra ? after.own_store() : after.opp_store();
+}
+
+// play_step for a board whose stores are empty: the same step, without reading the
 // stores before the move.
-inline MoveStep play_step_from_pits(Board& pits, int pit, Rule rule) {
+[[gnu::always_inline]] inline MoveStep play_step_from_pits(Board& pits, int pit, Rule rule) {
     const MoveResult r = pits.play(pit, rule);
     MoveStep s;
+    s.gain = gain_from_pits(pits, r);
     s.extra = r.extra;
     s.over = r.over;
     s.captured = r.captured;
-    if (r.over)
-        s.gain = pits.own_store() - pits.opp_store();
-    else  // only the mover's store grew; after a move that passes the turn it is opp
-        s.gain = r.extra ? pits.own_store() : pits.opp_store();
     return s;
 }
 

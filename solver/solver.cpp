@@ -311,15 +311,18 @@ void Solver::Impl::expand(const Board& b, int s, Expansion& x, bool prefetch_db)
         const int p = __builtin_ctz(mask);
         Child& c = x.kids[x.n];
         c.b = b;
-        const MoveStep st = play_step_from_pits(c.b, p, rule);
+        // The move's result and gain as core/step.h defines them, kept in the Child's fields
+        // (no MoveStep built here: this loop is the search's hottest).
+        const MoveResult r = c.b.play(p, rule);
+        const int gain = gain_from_pits(c.b, r);
         c.pit = p;
-        if (st.over) {
+        if (r.over) {
             // The margin is final.
-            if (st.gain > x.best) x.best = st.gain, x.best_pit = p;
+            if (gain > x.best) x.best = gain, x.best_pit = p;
             continue;
         }
-        c.gain = st.gain;
-        c.extra = st.extra;
+        c.gain = gain;
+        c.extra = r.extra;
         c.b = c.b.without_stores();
         // b's stores are empty: the seeds the move banked left the pits.
         if (s - c.gain <= db_max) {
@@ -458,9 +461,16 @@ bool Solver::Impl::search_children(Worker& w, const Board& b, const Expansion& x
         const int a = std::max(alpha, best);
         const Expansion* xc = first && i == idx[0] ? first : nullptr;
         // The child's expected type: an extra move keeps this node's, any other flips it.
-        const MoveStep::Window cw = c.step().child_window(a, beta);
-        const int v = c.step().value(
-            search<Par>(w, c.b, c.key, cw.alpha, cw.beta, xc, c.extra ? cut : !cut));
+        // Two call sites, one per kind of move, so that each folds the step's arithmetic.
+        const MoveStep st = c.step();
+        int v;
+        if (st.extra) {
+            const MoveStep::Window cw = st.child_window(a, beta);
+            v = st.value(search<Par>(w, c.b, c.key, cw.alpha, cw.beta, xc, cut));
+        } else {
+            const MoveStep::Window cw = st.child_window(a, beta);
+            v = st.value(search<Par>(w, c.b, c.key, cw.alpha, cw.beta, xc, !cut));
+        }
         // Another thread finished the pass: v may be garbage; unwind storing nothing.
         if (Par && state.load(std::memory_order_relaxed) != 0) return false;
         if (v > best) {
