@@ -16,10 +16,6 @@ namespace {
 constexpr uint64_t kInf = std::numeric_limits<uint64_t>::max() / 4;
 uint64_t add_capped(uint64_t a, uint64_t b) { return std::min(kInf, a + b); }
 
-// v == seeds (mod 2): the least bound of that parity >= r, the greatest <= r.
-int round_up(int seeds, int r) { return ((r - seeds) & 1) ? r + 1 : r; }
-int round_down(int seeds, int r) { return ((r - seeds) & 1) ? r - 1 : r; }
-
 }  // namespace
 
 ProofTree::ProofTree(const CampaignParams& p, const db::Database* db)
@@ -76,7 +72,7 @@ void ProofTree::lower_depth(int start, int depth) {
         if (d >= nodes_[i].depth) continue;
         nodes_[i].depth = d;
         for (const Edge& e : nodes_[i].edges)
-            if (!e.over) work.push_back({e.child, d + 1});
+            if (!e.step.over) work.push_back({e.child, d + 1});
     }
 }
 
@@ -88,17 +84,10 @@ void ProofTree::expand(int i) {
     const Board pos = nodes_[i].pos;
     for (const int pit : pos.legal_moves()) {
         Board c = pos;
-        const MoveResult r = c.play(pit, params_.rule);
         Edge e;
+        e.step = play_step_from_pits(c, pit, params_.rule);
         e.pit = pit;
-        if (r.over) {
-            // View unchanged, rows swept: the margin is final.
-            e.over = true;
-            e.gain = c.own_store() - c.opp_store();
-        } else {
-            // Stores were zero before the move, and only the mover's store grows.
-            e.extra = r.extra;
-            e.gain = r.extra ? c.own_store() : c.opp_store();
+        if (!e.step.over) {
             e.child = node_of(c.without_stores(), nodes_[i].depth + 1);  // may grow nodes_
             nodes_[e.child].parents.push_back(i);
         }
@@ -109,10 +98,9 @@ void ProofTree::expand(int i) {
 }
 
 std::pair<int, int> ProofTree::edge_bounds(const Edge& e) const {
-    if (e.over) return {e.gain, e.gain};
+    if (e.step.over) return {e.step.gain, e.step.gain};
     const Node& c = nodes_[e.child];
-    if (e.extra) return {e.gain + c.lo, e.gain + c.hi};
-    return {e.gain - c.hi, e.gain - c.lo};
+    return {e.step.lower(c.lo, c.hi), e.step.upper(c.lo, c.hi)};
 }
 
 void ProofTree::update(int start) {
@@ -193,13 +181,11 @@ ProofTree::Numbers ProofTree::numbers(int i, int beta, Memo& memo, InFlight mode
     Numbers out{kInf, 0};
     for (const Edge& e : nodes_[i].edges) {
         Numbers m;
-        if (e.over) {
-            m = e.gain >= beta ? Numbers{0, kInf} : Numbers{kInf, 0};
-        } else if (e.extra) {
-            m = numbers(e.child, beta - e.gain, memo, mode);
+        if (e.step.over) {
+            m = e.step.gain >= beta ? Numbers{0, kInf} : Numbers{kInf, 0};
         } else {
-            const Numbers c = numbers(e.child, e.gain - beta + 1, memo, mode);
-            m = {c.dn, c.pn};
+            const Numbers c = numbers(e.child, e.step.child_beta(beta), memo, mode);
+            m = e.step.extra ? c : Numbers{c.dn, c.pn};
         }
         out.pn = std::min(out.pn, m.pn);
         out.dn = add_capped(out.dn, m.dn);
@@ -234,8 +220,8 @@ ProofTree::PassJobs ProofTree::pass_jobs(int beta) const {
             continue;
         }
         for (const Edge& e : n.edges) {
-            if (e.over) continue;
-            const int cb = e.extra ? b - e.gain : e.gain - b + 1;
+            if (e.step.over) continue;
+            const int cb = e.step.child_beta(b);
             work.push_back({e.child, normal_beta(nodes_[e.child].seeds, cb)});
         }
     }
@@ -279,11 +265,11 @@ std::optional<Job> ProofTree::descend(int beta, bool want, InFlight mode) {
         int next = -1, next_beta = 0;
         bool next_extra = false;
         for (const Edge& e : n.edges) {
-            if (e.over) continue;
-            const int b = e.extra ? beta - e.gain : e.gain - beta + 1;
+            if (e.step.over) continue;
+            const int b = e.step.child_beta(beta);
             const Numbers c = numbers(e.child, b, memo_, mode);
-            const uint64_t pn = e.extra ? c.pn : c.dn;
-            if (pn < best) best = pn, next = e.child, next_beta = b, next_extra = e.extra;
+            const uint64_t pn = e.step.extra ? c.pn : c.dn;
+            if (pn < best) best = pn, next = e.child, next_beta = b, next_extra = e.step.extra;
         }
         // Assumed answers can prove a question its bounds leave open (only the root's: the
         // descent enters only moves of 0 < pn < inf, whose questions are open); real

@@ -8,7 +8,7 @@
 // lo <= v <= hi on its pits value v (solver/solver.h), from the jobs run on it and, once it
 // is expanded, from its moves: a move with gain g is worth g when it ends the game, g +
 // v(child) after an extra move (the same player moves again) and g - v(child) otherwise,
-// and v is the best move's worth. Children the endgame database holds are exact at once.
+// and v is the best move's worth (core/step.h, MoveStep). Children the endgame database holds are exact at once.
 //
 // A question "v(p) >= beta?" is an OR over p's moves: an extra move asks its child
 // "v(c) >= beta - g?", another move asks the negation of "v(c) >= g - beta + 1?". Proof and
@@ -43,6 +43,7 @@
 
 #include "campaign/journal.h"
 #include "core/board.h"
+#include "core/step.h"
 
 namespace kalah::db {
 class Database;
@@ -156,10 +157,8 @@ class ProofTree {
 
   private:
     struct Edge {
-        int gain = 0;
+        MoveStep step;  // the move ends the game (worth step.gain exactly) or leads to child
         int pit = 0;
-        bool extra = false;
-        bool over = false;  // the move ends the game: worth `gain` exactly
         int child = -1;
     };
     struct Node {

@@ -17,7 +17,7 @@ namespace po = boost::program_options;
 // positions and positions after a few opening moves). Each is solved from a cleared table
 // so that, with one thread and the same --tt-mb, the node count of every search (and so
 // the total, the "Bench:" signature) is deterministic. Changing the suite, the default
-// table size or the search changes the signature; tests/bench_signature.txt holds it.
+// table size or the search changes the signature; bench/signature.txt holds it.
 struct BenchCase {
     Rule rule;
     const char* position;  // position text (see README), a start or a position of a game

@@ -16,6 +16,7 @@
 
 #include "core/notation.h"
 #include "core/regular_file.h"
+#include "core/step.h"
 #include "db/format.h"
 #include "db/index.h"
 
@@ -58,13 +59,11 @@ public:
           best = b.seeds_in_row_own() - b.seeds_in_row_opp();
       } else {
           // Two passes: play every move and prefetch the lower-layer entries (random
-          // reads in layers of up to a GB), then combine. Per move: the store difference
-          // in the child's view, how the child counts (+1 extra move, -1 turn passed,
-          // 0 game over) and where its value is.
+          // reads in layers of up to a GB), then combine. Per move: its step (gain, extra
+          // move, game over) and where the child's value is.
           struct Child {
               Board pits;
-              int diff;
-              int sign;
+              MoveStep step;
               int s2;
               uint64_t r2;
           };
@@ -72,11 +71,9 @@ public:
           int count = 0;
           for (unsigned mask = b.legal_mask(); mask; mask &= mask - 1) {
               Board c = b;
-              const MoveResult mr = c.play(__builtin_ctz(mask), rule_);
               Child& k = kids[count++];
-              k.diff = c.own_store() - c.opp_store();
-              k.sign = mr.over ? 0 : mr.extra ? 1 : -1;
-              if (k.sign == 0) continue;
+              k.step = play_step_from_pits(c, __builtin_ctz(mask), rule_);
+              if (k.step.over) continue;
               k.s2 = s_ - c.own_store() - c.opp_store();
               k.pits = c.without_stores();
               k.r2 = rank_board(k.pits);
@@ -85,12 +82,10 @@ public:
           best = -1000;
           for (int i = 0; i < count; ++i) {
               const Child& k = kids[i];
-              int v;
-              if (k.sign == 0) {
-                  v = k.diff;  // view kept, everything swept
-              } else {
+              int v = k.step.gain;  // the final margin if the move ends the game
+              if (!k.step.over) {
                   const int child = k.s2 == s_ ? value(k.pits, k.r2) : lower_.get(k.s2, k.r2);
-                  v = k.sign > 0 ? k.diff + child : -k.diff - child;
+                  v = k.step.value(child);
               }
               if (v > best) best = v;
           }

@@ -57,12 +57,10 @@ constexpr uint32_t kFormatVersion = 1;
 constexpr size_t kHeaderBytes = 64;
 constexpr size_t kIndexRecordBytes = 24;
 // Defaults of the builder (the header records what a file used, so any block size and
-// level read back). 1 Mi-entry blocks at level 9 compress m = 6 layers 0..26 3.07x
-// (standard) and 3.15x (empty-capture), against 2.73x / 2.80x for the 64 Ki-entry blocks
-// at level 6 of the first builds, for ~30 s more CPU per rule on 2 threads; the price is a
-// cached probe's miss, which decodes a whole block (~1 ms instead of ~0.1 ms). Resident
-// layers (the search's usual case) are unaffected (results/db.md, "1 Mi-entry blocks at zstd
-// level 9 by default").
+// level read back). Large blocks at a high level compress better for a little more build
+// CPU; the price is a cached probe's miss, which decodes a whole block. Resident layers (the
+// search's usual case) are unaffected (results/db.md, "1 Mi-entry blocks at zstd level 9
+// by default").
 constexpr uint32_t kDefaultBlockSize = 1u << 20;
 constexpr int kDefaultZstdLevel = 9;
 constexpr uint32_t kMinBlockSize = 1u << 10;

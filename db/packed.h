@@ -61,9 +61,9 @@ namespace kalah::db {
 //   ...     H     the group headers, then D bytes of data (the data offsets of the headers
 //                 count from the data's first byte)
 //
-// Reading checks every field, every piece's checksum, and that every block's lo is at most
-// s and its data inside D; a value read from a block whose data was crafted is clamped to
-// s, so even a file with forged checksums cannot make a probe read outside the layer or
+// Reading checks every field, every piece's checksum, and that every block's data lies
+// inside D; a block's lo is not checked against s, because every value read is clamped to
+// [-s, s]: even a file with forged checksums cannot make a probe read outside the layer or
 // return a value outside [-s, s].
 //
 // Versions: 1 (2026-12-01) piece checksums were kh64; 2 (2026-12-01) kh64w, four times

@@ -17,6 +17,7 @@
 #include <thread>
 #endif
 
+#include "core/step.h"
 #include "db/database.h"
 #include "solver/tt.h"
 
@@ -117,10 +118,17 @@ struct Worker {
 struct Child {
     Board b;      // the position after the move, stores cleared (unless over)
     TTKey key;    // b's TT key, computed once (prefetch, ETC probe, busy check, its search)
-    int gain;     // mover's store minus opponent's after the move (final margin if over)
+    int gain;     // the move's gain (core/step.h)
     int pit;
     int order;    // higher is searched earlier
-    bool extra;   // same side moves again: value = gain + v(b); else gain - v(b)
+    bool extra;   // same side moves again
+    // The move's step: the node's value is step().value(v(b)).
+    MoveStep step() const {
+        MoveStep s;
+        s.gain = gain;
+        s.extra = extra;
+        return s;
+    }
 };
 
 // A node's moves, played: the children to search, the children in the database, and the
@@ -303,18 +311,20 @@ void Solver::Impl::expand(const Board& b, int s, Expansion& x, bool prefetch_db)
         const int p = __builtin_ctz(mask);
         Child& c = x.kids[x.n];
         c.b = b;
+        // The move's result and gain as core/step.h defines them, kept in the Child's fields
+        // (no MoveStep built here: this loop is the search's hottest).
         const MoveResult r = c.b.play(p, rule);
+        const int gain = gain_from_pits(c.b, r);
         c.pit = p;
         if (r.over) {
-            // View unchanged, rows swept: the margin is final.
-            const int v = c.b.own_store() - c.b.opp_store();
-            if (v > x.best) x.best = v, x.best_pit = p;
+            // The margin is final.
+            if (gain > x.best) x.best = gain, x.best_pit = p;
             continue;
         }
+        c.gain = gain;
         c.extra = r.extra;
-        // Stores were zero before the move, and only the mover's store grows.
-        c.gain = r.extra ? c.b.own_store() : c.b.opp_store();
         c.b = c.b.without_stores();
+        // b's stores are empty: the seeds the move banked left the pits.
         if (s - c.gain <= db_max) {
             if (prefetch_db) opts.db->prefetch(c.b);
             x.exact[x.ne++] = c;
@@ -327,10 +337,10 @@ void Solver::Impl::expand(const Board& b, int s, Expansion& x, bool prefetch_db)
             // extra moves, then the other moves by what they bank, moves that bank nothing
             // last; ties go to the pit nearest the store (results/solver.md, "Moves ordered
             // by their gain").
-            c.order = c.gain >= 8 && !r.extra ? 300 + 8 * c.gain + p
-                      : r.extra               ? 200 + p
-                      : c.gain > 0            ? 100 + 8 * c.gain + p
-                                              : p;
+            c.order = c.gain >= 8 && !c.extra ? 300 + 8 * c.gain + p
+                      : c.extra                    ? 200 + p
+                      : c.gain > 0                 ? 100 + 8 * c.gain + p
+                                                        : p;
         else
             c.order = -p;
         ++x.n;
@@ -367,7 +377,7 @@ void Solver::Impl::resolve_exact(const Expansion& x, int& best, int& best_pit) c
     opts.db->probe_many(boards, x.ne, dv);
     for (int i = 0; i < x.ne; ++i) {
         const Child& c = x.exact[i];
-        const int v = c.extra ? c.gain + dv[i] : c.gain - dv[i];
+        const int v = c.step().value(dv[i]);
         if (v > best) best = v, best_pit = c.pit;
     }
 }
@@ -394,7 +404,7 @@ int Solver::Impl::etc_refutation(const Expansion& x, const uint8_t* idx, int bet
         const Child& c = x.kids[idx[i]];
         const TTProbe ce = tt_probe<Par>(c.key);
         if (!ce.found) continue;
-        const int v = c.extra ? c.gain + ce.lower : c.gain - ce.upper;
+        const int v = c.step().lower(ce.lower, ce.upper);
         if (v >= beta) {
             *pit = c.pit;
             return v;
@@ -451,9 +461,16 @@ bool Solver::Impl::search_children(Worker& w, const Board& b, const Expansion& x
         const int a = std::max(alpha, best);
         const Expansion* xc = first && i == idx[0] ? first : nullptr;
         // The child's expected type: an extra move keeps this node's, any other flips it.
-        const int v =
-            c.extra ? c.gain + search<Par>(w, c.b, c.key, a - c.gain, beta - c.gain, xc, cut)
-                    : c.gain - search<Par>(w, c.b, c.key, c.gain - beta, c.gain - a, xc, !cut);
+        // Two call sites, one per kind of move, so that each folds the step's arithmetic.
+        const MoveStep st = c.step();
+        int v;
+        if (st.extra) {
+            const MoveStep::Window cw = st.child_window(a, beta);
+            v = st.value(search<Par>(w, c.b, c.key, cw.alpha, cw.beta, xc, cut));
+        } else {
+            const MoveStep::Window cw = st.child_window(a, beta);
+            v = st.value(search<Par>(w, c.b, c.key, cw.alpha, cw.beta, xc, !cut));
+        }
         // Another thread finished the pass: v may be garbage; unwind storing nothing.
         if (Par && state.load(std::memory_order_relaxed) != 0) return false;
         if (v > best) {
@@ -576,16 +593,11 @@ int Solver::Impl::estimate(const Board& b, int depth, int alpha, int beta) const
     int best = -1000;
     for (int p : b.legal_moves()) {
         Board c = b;
-        const MoveResult r = c.play(p, rule);
-        int v;
-        if (r.over) {
-            v = c.own_store() - c.opp_store();
-        } else if (r.extra) {
-            const int g = c.own_store();
-            v = g + estimate(c.without_stores(), depth - 1, alpha - g, beta - g);
-        } else {
-            const int g = c.opp_store();
-            v = g - estimate(c.without_stores(), depth - 1, g - beta, g - alpha);
+        const MoveStep st = play_step_from_pits(c, p, rule);
+        int v = st.gain;
+        if (!st.over) {
+            const MoveStep::Window cw = st.child_window(alpha, beta);
+            v = st.value(estimate(c.without_stores(), depth - 1, cw.alpha, cw.beta));
         }
         if (v > best) best = v;
         if (best > alpha) alpha = best;
@@ -598,18 +610,16 @@ int Solver::Impl::estimate(const Board& b, int depth, int alpha, int beta) const
 // searches the whole pass over the shared TT; the first to finish gives the result (a
 // true fail-soft bound, like any thread's would be) and stops the others.
 //
-// Why lazy SMP (results/parallel.md): MTD(f) passes are null-window searches whose
-// results are exact bounds stored in the TT, so what one thread stores, the others find.
-// It needs no split points and no change to the search contract, and its result is
-// exactly the single-thread one by construction (any thread's finished pass is a proven
-// bound). Plain lazy SMP (same order everywhere) measured about twice the nodes at T = 2:
-// the threads run in lockstep through the same subtrees. The ABDADA-style deferral of
-// busy children (use_defer) splits them: fewer nodes and the best times measured; a
-// per-helper random move order did worse (more nodes at cut nodes). Young Brothers Wait
-// with OpenMP tasks searched 1.2-16x the nodes of this scheme at two threads: siblings
-// searched at once meet the same positions, and nothing tells one thread that the other
-// is already inside one, which is what the busy marks do (results/parallel.md, "Young
-// Brothers Wait and a waiting helper measured against deferral").
+// Why lazy SMP: MTD(f) passes are null-window searches whose results are exact bounds
+// stored in the TT, so what one thread stores, the others find. It needs no split points
+// and no change to the search contract, and its result is exactly the single-thread one by
+// construction (any thread's finished pass is a proven bound). Threads that search in the
+// same order run in lockstep through the same subtrees; the ABDADA-style deferral of busy
+// children (use_defer) splits them. Schemes that search siblings at once (Young Brothers
+// Wait) meet the same positions in both threads, as nothing tells one thread that the
+// other is already inside one, which is what the busy marks do. The measurements behind
+// the choice: results/parallel.md, "Lazy SMP with ABDADA-style deferral chosen" and
+// "Young Brothers Wait and a waiting helper measured against deferral".
 int Solver::Impl::search_pass(int beta, const Board& pits, bool expect_high) {
     // A pass of fewer than 65 k nodes never reaches a heartbeat: check the limits here too,
     // so that a call made of many small passes (annotate, pie) also stops.
@@ -788,19 +798,10 @@ std::vector<MoveValue> Solver::move_values(const Board& b) {
     const int v = impl_->pits_value_guess(b, impl_->opts.guess.value_or(0), false);
     for (int p : b.legal_moves()) {
         Board c = b;
-        const MoveResult r = c.play(p, impl_->rule);
-        int margin;  // c's mover's view, stores included
-        if (r.over) {
-            margin = store_diff(c);
-        } else {
-            const Board pits = b.without_stores();
-            Board cp = pits;
-            cp.play(p, impl_->rule);
-            const int gain = r.extra ? cp.own_store() : cp.opp_store();
-            const int guess = r.extra ? v - gain : gain - v;
-            margin = store_diff(c) + impl_->pits_value_guess(c, guess, false);
-        }
-        out.push_back({p, south_margin(c, margin), format_move(b.to_move(), p, r)});
+        const MoveStep st = play_step(c, p, impl_->rule);
+        int margin = store_diff(c);  // c's mover's view, stores included
+        if (!st.over) margin += impl_->pits_value_guess(c, st.child_value(v), false);
+        out.push_back({p, south_margin(c, margin), format_move(b.to_move(), p, st.result())});
     }
     return out;
 }
@@ -829,26 +830,21 @@ std::vector<PlayedMove> Solver::principal_variation(const Board& start) {
         for (int p : order) {
             const bool first = p == order.front();
             Board cp = pits;
-            const MoveResult r = cp.play(p, impl_->rule);
+            const MoveStep st = play_step_from_pits(cp, p, impl_->rule);
             int cv = 0;
-            if (r.over) {
-                if (store_diff(cp) != v) continue;
+            if (st.over) {
+                if (st.gain != v) continue;
             } else {
-                const int gain = r.extra ? cp.own_store() : cp.opp_store();
+                // The move keeps v iff st.value(cv) >= v: the child's test at child_beta
+                // (of the child's parity), negated after a move that passes the turn.
                 const Board child = cp.without_stores();
-                if (r.extra) {
-                    // gain + cv >= v  <=>  cv >= v - gain
-                    if (!at_least(child, v - gain, first)) continue;
-                    cv = v - gain;
-                } else {
-                    // gain - cv >= v  <=>  cv <= gain - v  <=>  not cv >= gain - v + 2
-                    if (at_least(child, gain - v + 2, !first)) continue;
-                    cv = gain - v;
-                }
+                const int cb = round_up(child.seeds_in_pits(), st.child_beta(v));
+                if (at_least(child, cb, st.extra ? first : !first) != st.extra) continue;
+                cv = st.child_value(v);
             }
             const Side side = b.to_move();
             b.play(p, impl_->rule);
-            pv.push_back({side, p, r, format_move(side, p, r)});
+            pv.push_back({side, p, st.result(), format_move(side, p, st.result())});
             v = cv;
             found = true;
             break;

@@ -126,12 +126,10 @@ inline void store_entry(void*, uint64_t, uint64_t) {}
 // does, and writes back the one entry it changed. Two stores racing on one bucket can
 // lose one's update or place the same key twice; every entry is still some store's whole
 // entry, holding true bounds of its own key, which is all a probe relies on. No locks and
-// no read-modify-write instructions: with the seqlock below, the parallel search run on
-// one thread executed 34% more instructions than the plain search, with these moves 8%
-// (callgrind, Kalah(6,3); results/parallel.md, "Shared entries moved whole by 16-byte SSE
-// moves"), 4% with its probes inline (results/parallel.md, "Probes inline: the parallel
-// path's extra instructions 7.8% -> 4.3%"). ThreadSanitizer cannot see these moves, so its builds
-// use the seqlock (the tests exercise both ways).
+// no read-modify-write instructions, so the parallel search pays far less over the plain
+// one than with the seqlock below (results/parallel.md, "Shared entries moved whole by
+// 16-byte SSE moves" and "Probes inline"). ThreadSanitizer cannot see these moves, so its
+// builds use the seqlock (the tests exercise both ways).
 //
 // kSeqlock (elsewhere, and under ThreadSanitizer): every access to the table's words is a
 // C++ atomic (relaxed unless said), so there is no data race, and a bucket is a seqlock:
@@ -194,23 +192,20 @@ public:
     // - the table is over three quarters full and the budget allows four times the size;
     // - the stores since clear() are at least half the grown table's entries: short
     //   searches stay in a small table, since fresh memory is expensive to touch the first
-    //   time (on this machine up to 2.4 s a GiB, results/solver.md), more than a short
-    //   search loses to replacement;
+    //   time (results/solver.md, "The machine's memory"), more than a short search loses
+    //   to replacement;
     // - a growth past kCheapBytes needs evidence that the table is too small: since its
     //   last resize, evictions of entries whose subtree had at least 2^kCostlyLog2 nodes
     //   number at least 1/kCostlyShare of its entries. Replacement keeps the largest
     //   subtrees, so a table that only evicts small ones loses little, while the larger
-    //   table costs its first touches and more cache misses (a random read 16 ns in 4 MiB,
-    //   149 ns in 64 MiB). A table that evicted few costly entries searched the same nodes
-    //   in 16 MiB as in 64 MiB, in less time (results/solver.md, "A growth past 16 MiB
-    //   needs costly evictions").
+    //   table costs its first touches and more cache misses (results/solver.md, "A growth
+    //   past 16 MiB needs costly evictions").
     // - a growth past kFarBytes needs much more: costly evictions at least 1/kFarShare of
-    //   the entries. Here a dependent random read takes 151 ns in 64 MiB, 172 ns in 256 or
-    //   512 MiB and 244 ns in 1 GiB (BM_DependentRead), and growing 256 MiB -> 1 GiB cost
-    //   Kalah(5,5) with layers 0..22 more than it saved, while Kalah(6,4) standard without
-    //   a database, which evicts 1.4 times its entries in 256 MiB, needs 1 GiB
-    //   (results/solver.md and results/parallel.md, "Table growth past 256 MiB needs costly
-    //   evictions of half its entries"). How dear the larger table is depends on the host.
+    //   the entries. A random read grows dearer with the table (BM_DependentRead), and a
+    //   search that evicts few large subtrees loses more to the larger table than it gains,
+    //   while one that evicts many needs it (results/solver.md, "Table growth past 256 MiB
+    //   needs costly evictions of half its entries"). How dear the larger table is depends
+    //   on the host.
     static constexpr size_t kCheapBytes = size_t(16) << 20;
     static constexpr size_t kFarBytes = size_t(256) << 20;
     static constexpr int kCostlyLog2 = 4;

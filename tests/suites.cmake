@@ -6,6 +6,7 @@ set(KALAH_TEST_SUITES
   cli
   db
   solver
+  tt
   analysis
   bench
   parallel
@@ -16,8 +17,8 @@ set(KALAH_TEST_SUITES
 # Labels pick what the sanitizer builds of .ci/run run (ctest -L): `asan` the suites run
 # under ASan+UBSan, `tsan` those that run threads (the parallel search and its shared TT,
 # the CLI's --threads), under TSan. Measured times: results/ci.md.
-set(KALAH_ASAN_SUITES core notation cli db solver analysis bench parallel campaign question trust)
-set(KALAH_TSAN_SUITES solver parallel question)
+set(KALAH_ASAN_SUITES core notation cli db solver tt analysis bench parallel campaign question trust)
+set(KALAH_TSAN_SUITES solver tt parallel question)
 foreach(suite ${KALAH_TEST_SUITES})
   add_test(NAME ${suite} COMMAND kalah_tests --test-suite=${suite} --no-version)
   set(labels "")

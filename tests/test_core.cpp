@@ -1,6 +1,7 @@
 // Game core: bitboard Board against the reference engine, perft counts, rules.md examples.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <random>
 #include <sstream>
@@ -9,6 +10,8 @@
 
 #include "core/board.h"
 #include "core/notation.h"
+#include "core/step.h"
+#include "random_position.h"
 #include "reference_engine.h"
 
 namespace {
@@ -352,5 +355,94 @@ TEST_SUITE("core") {
             CHECK(b.seeds_in_pits() == 0);
             CHECK(kalah::format_move(Side::North, 5, r) == "B6#");
         }
+    }
+
+    TEST_CASE("move step: the gain is the mover's change of store difference") {
+        std::mt19937 rng(35);
+        long moves = 0;
+        for (int m = 1; m <= kalah::kMaxPits; ++m)
+            for (Rule rule : kRules)
+                for (int t = 0; t < 300; ++t) {
+                    const Board b = random_position(rng, m, 2 + int(rng() % (8 * m)));  // both rows non-empty
+                    const Side mover = b.to_move();
+                    const int before = b.store(mover) - b.store(kalah::other(mover));
+                    for (int p : b.legal_moves()) {
+                        Board c = b, d = b;
+                        const kalah::MoveStep st = kalah::play_step(c, p, rule);
+                        const MoveResult r = d.play(p, rule);
+                        INFO(kalah::format_position(b), " pit ", p);
+                        CHECK(c == d);
+                        CHECK(st.extra == r.extra);
+                        CHECK(st.over == r.over);
+                        CHECK(st.captured == r.captured);
+                        CHECK(st.gain == d.store(mover) - d.store(kalah::other(mover)) - before);
+                        // The same step from the pits alone.
+                        Board e = b.without_stores();
+                        const kalah::MoveStep sp = kalah::play_step_from_pits(e, p, rule);
+                        if (!st.over) CHECK(e.without_stores() == c.without_stores());
+                        CHECK(sp.extra == st.extra);
+                        CHECK(sp.over == st.over);
+                        CHECK(sp.captured == st.captured);
+                        CHECK(sp.gain == st.gain);
+                        ++moves;
+                    }
+                }
+        CHECK(moves > 10000);
+    }
+
+    TEST_CASE("move step: the gains of a whole game add up to its final margin") {
+        std::mt19937 rng(5);
+        for (int m = 1; m <= kalah::kMaxPits; ++m)
+            for (Rule rule : kRules)
+                for (int n = 1; n <= 6; ++n) {
+                    Board b = Board::start(m, n);
+                    int south = 0;  // South's store difference, summed from the gains
+                    while (!b.over()) {
+                        const kalah::MoveList ml = b.legal_moves();
+                        const Side mover = b.to_move();
+                        const kalah::MoveStep st =
+                            kalah::play_step(b, ml.pit[rng() % unsigned(ml.size)], rule);
+                        south += mover == Side::South ? st.gain : -st.gain;
+                    }
+                    CHECK(south == b.store(Side::South) - b.store(Side::North));
+                }
+    }
+
+    TEST_CASE("move step: value, child value, bounds, window and threshold agree") {
+        for (const bool extra : {false, true})
+            for (int gain = -12; gain <= 12; ++gain) {
+                kalah::MoveStep st;
+                st.extra = extra;
+                st.gain = gain;
+                for (int v = -20; v <= 20; ++v) {
+                    CHECK(st.child_value(st.value(v)) == v);
+                    for (int beta = -30; beta <= 30; ++beta) {
+                        // The parent's test "value >= beta" is the child's test at
+                        // child_beta(beta), negated after a move that passes the turn.
+                        const bool child_yes = v >= st.child_beta(beta);
+                        CHECK((st.value(v) >= beta) == (extra ? child_yes : !child_yes));
+                        for (int alpha = beta - 3; alpha < beta; ++alpha) {
+                            const auto w = st.child_window(alpha, beta);
+                            CHECK((alpha < st.value(v) && st.value(v) < beta) ==
+                                  (w.alpha < v && v < w.beta));
+                        }
+                    }
+                }
+                for (int lo = -6; lo <= 6; ++lo)
+                    for (int hi = lo; hi <= 6; ++hi) {
+                        int least = 1000, most = -1000;
+                        for (int v = lo; v <= hi; ++v)
+                            least = std::min(least, st.value(v)), most = std::max(most, st.value(v));
+                        CHECK(st.lower(lo, hi) == least);
+                        CHECK(st.upper(lo, hi) == most);
+                    }
+            }
+        for (int seeds = 0; seeds < 6; ++seeds)
+            for (int r = -9; r <= 9; ++r) {
+                CHECK(((kalah::round_up(seeds, r) - seeds) & 1) == 0);
+                CHECK(((kalah::round_down(seeds, r) - seeds) & 1) == 0);
+                CHECK(kalah::round_up(seeds, r) - r == ((r - seeds) & 1));
+                CHECK(r - kalah::round_down(seeds, r) == ((r - seeds) & 1));
+            }
     }
 }
