@@ -3,11 +3,9 @@
 #include <algorithm>
 #include <random>
 
-namespace kalah::campaign {
+#include "core/step.h"
 
-namespace {
-int round_up_parity(int seeds, int r) { return r + ((r - seeds) & 1); }
-}  // namespace
+namespace kalah::campaign {
 
 std::vector<size_t> audit_choice(const std::vector<JobRecord>& records, const ProofTree& tree,
                                  size_t sample, uint64_t seed, int near) {
@@ -41,7 +39,7 @@ AuditCheck audit_record(Solver& solver, int m, const std::vector<JobRecord>& rec
     a.claimed_lower = r.result >= r.beta;
     const int s = a.pos.seeds_in_pits();
     // The claim as one test "v >= t?": v >= claimed, or v <= claimed <=> not v >= t.
-    const int t = round_up_parity(s, a.claimed_lower ? r.result : r.result + 1);
+    const int t = round_up(s, a.claimed_lower ? r.result : r.result + 1);
     // Claims the seed count alone refutes (v is within [-s, s]).
     if (a.claimed_lower && t > s) {
         a.outcome = AuditCheck::Outcome::Disagrees;

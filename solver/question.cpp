@@ -7,13 +7,12 @@
 #include <vector>
 
 #include "core/notation.h"
+#include "core/step.h"
 #include "solver/solver.h"
 
 namespace kalah {
 
 namespace {
-// The least value >= b of the parity of `seeds`.
-int round_up_parity(int seeds, int b) { return b + ((b - seeds) & 1); }
 
 std::string signed_number(int v) {
     char buf[16];
@@ -23,7 +22,7 @@ std::string signed_number(int v) {
 }  // namespace
 
 int Question::beta(int seeds) const {
-    return round_up_parity(seeds, lower ? bound : bound + 1);
+    return round_up(seeds, lower ? bound : bound + 1);
 }
 
 std::string Question::text() const { return (lower ? ">= " : "<= ") + signed_number(bound); }
@@ -89,7 +88,7 @@ BoundAnswer settle(Solver& solver, const Board& b, Rule rule, const Question& q,
     const int sd = b.own_store() - b.opp_store();
     const int s = b.seeds_in_pits();
     const int big_b = q.lower ? q.bound : q.bound + 1;
-    const int t = round_up_parity(s, south ? big_b - sd : -big_b - sd + 1);
+    const int t = round_up(s, south ? big_b - sd : -big_b - sd + 1);
     const int r = solver.test(b, t);
     const bool at_least = r >= t;  // pv >= r; else pv <= r
     const bool v_at_least_b = at_least == south;
