@@ -41,7 +41,7 @@
 // (or a torn record at the end) ends the good part; what follows is never used.
 //
 // Version history:
-//   1 (2026-12-01) first format.
+//   1 first format.
 
 #include <cstdint>
 #include <stdexcept>

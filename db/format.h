@@ -49,8 +49,8 @@ namespace kalah::db {
 // h *= P2, h ^= h >> 29, h *= P3, h ^= h >> 32. P1..P5 are the odd constants in format.cpp.
 //
 // Version history:
-//   1 (2026-11-29) first format. The builder's defaults (block size, level) changed in
-//     af1fcf6 from 64 Ki entries at level 6 to 1 Mi at level 9; both read back alike.
+//   1 first format. Files written with other block sizes or zstd levels than the
+//     builder's defaults read back alike.
 
 constexpr char kMagic[8] = {'K', 'A', 'L', 'A', 'H', 'K', 'D', 'B'};
 constexpr uint32_t kFormatVersion = 1;
