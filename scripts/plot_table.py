@@ -86,6 +86,24 @@ def spread(rows, key):
     return ", ".join(seen) if len(seen) <= 3 else f"{seen[0]} .. {seen[-1]} ({len(seen)} kinds)"
 
 
+def bound_text(lower, upper, total):
+    """A proven interval [lower, upper] of South's margin (|margin| <= total seeds) as the
+    table shows it: the tighter side(s) and the result when the bounds decide it."""
+    if lower > -total and upper < total:
+        text = f"{lower:+d}..{upper:+d}" if lower else f"0..{upper:+d}"
+    elif lower > -total:
+        text = f">= {lower:+d}" if lower else ">= 0"
+    elif upper < total:
+        text = f"<= {upper:+d}" if upper else "<= 0"
+    else:
+        return "-"
+    if lower > 0:
+        text += " W"
+    elif upper < 0:
+        text += " L"
+    return text
+
+
 def datablocks(rows):
     """gnuplot datablocks per rule (cell colours and labels), and the top of the effort scale."""
     blocks, top = [], 1.0
@@ -105,6 +123,10 @@ def datablocks(rows):
                         mark.append(f'{n + 0.32} {m + 0.3} "\u2713"')
                     elif pub == "differs":
                         mark.append(f'{n + 0.32} {m + 0.3} "\u2260"')
+                elif (r.get("lower") or "").strip():
+                    # Unsolved, with the bounds a proof campaign proved.
+                    text = bound_text(int(r["lower"]), int(r["upper"]), 2 * m * n)
+                    val.append(f'{n} {m} {UNSOLVED} {quoted(text)}')
                 else:
                     val.append(f'{n} {m} {UNSOLVED} "?"')
                 if v != "" and secs:
@@ -117,6 +139,9 @@ def datablocks(rows):
                     if secs.startswith(">"):
                         top = max(top, float(secs[1:]))
                         text, note = f"{secs} s", "unfinished"
+                    elif secs and (r.get("lower") or "").strip():
+                        top = max(top, float(secs))
+                        text, note = fmt_seconds(float(secs)), "campaign, unfinished"
                     else:
                         text, note = "not run", ""
                     grey.append(f"{n} {m} {UNSOLVED} {quoted(text)} {quoted(note)}")

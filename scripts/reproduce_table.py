@@ -13,6 +13,13 @@ Usage: scripts/reproduce_table.py [--kalah build/kalah] [--budget 600] [--budget
 build-db commands, e.g. 6 pits to 30 seeds); a (m, rule) with layers there is solved with
 them instead of the default database. --cells: solve only these cells and keep every other
 row of the existing table.csv in --out (e.g. --cells "6,5 5,6" after a deep build).
+--campaign DIR (repeatable): a proof campaign's directory (its journal.kcj; results/
+campaign-6-6-*/ hold the committed ones). A cell left without a value gets the bounds that
+campaign proved (`kalah campaign --status --json`: South's margin in [lower, upper]), shown
+as a bound, e.g. `>= +2 W`, with the journal, its nodes and the date as evidence. To redraw
+the Kalah(6,6) cells from the journals alone, solving nothing:
+  scripts/reproduce_table.py --cells 6,6 --campaign results/campaign-6-6-standard \
+      --campaign results/campaign-6-6-empty-capture
 Needs python3 (standard library only). At its end it draws results/table.png with
 scripts/plot_table.py when gnuplot is installed (Debian: apt-get install gnuplot-nox), and
 says how to get it when not.
@@ -28,6 +35,7 @@ import sys
 import time
 
 import plot_table
+from plot_table import bound_text
 
 # Published values (../shared/reference-values.md). empty-capture: Irving, Donkers & Uiterwijk
 # 2000, Tables 9/10 (exact margins for m >= 4, W/L/D for m <= 3), Kalah(6,6) Rawlings 2015.
@@ -82,6 +90,21 @@ def db_seeds(m):
     return {1: 12, 2: 24, 3: 24, 4: 24, 5: 22, 6: 22}[m]
 
 
+def campaign_bounds(kalah, dirs):
+    """{(pits, seeds, rule): status} of each campaign directory's journal."""
+    out = {}
+    for d in dirs:
+        r = run([kalah, "campaign", "--status", "--dir", d, "--json"])
+        if r.returncode != 0:
+            sys.exit(f"reproduce_table: campaign --status --dir {d} failed: {r.stderr.strip()}")
+        j = json.loads(r.stdout)
+        j["journal"] = os.path.join(d, "journal.kcj")
+        j["journal_date"] = datetime.date.fromtimestamp(
+            os.path.getmtime(j["journal"])).isoformat()
+        out[(j["pits"], j["seeds"], j["rule"])] = j
+    return out
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--kalah", default="build/kalah")
@@ -98,6 +121,8 @@ def main():
     ap.add_argument("--cells", default="",
                     help='solve only these cells ("M,N M,N"), keeping the other rows of table.csv')
     ap.add_argument("--out", default="results")
+    ap.add_argument("--campaign", action="append", default=[],
+                    help="a campaign directory whose proven bounds fill its unsolved cell")
     args = ap.parse_args()
 
     if not os.access(args.kalah, os.X_OK):
@@ -108,6 +133,7 @@ def main():
         version += f" ({commit})"
     machine = f"{os.cpu_count()} cores, {cpu_model()}"
     date = datetime.date.today().isoformat()
+    bounds = campaign_bounds(args.kalah, args.campaign)
     only = {int(x) for x in args.only.split(",") if x}
     only_cells = {tuple(int(x) for x in c.split(",")) for c in args.cells.split()}
     kept = []  # rows of the existing table that --cells leaves alone
@@ -119,7 +145,8 @@ def main():
                 for r in csv.DictReader(f):
                     for key in ("pits", "seeds", "threads"):
                         r[key] = int(r[key])
-                    r["value"] = int(r["value"]) if r["value"] != "" else ""
+                    for key in ("value", "lower", "upper"):
+                        r[key] = int(r[key]) if r.get(key, "") != "" else ""
                     if (r["pits"], r["seeds"]) not in only_cells:
                         kept.append(r)
     rows = []
@@ -130,7 +157,11 @@ def main():
             db_args, db_size = [], 0
             deep = args.deep_db and os.path.exists(
                 os.path.join(args.deep_db, f"kalah-m{m}-{rule}-s0.kdb"))
-            if deep and not args.no_db:
+            solves = any(args.budget_66 if (m, n) == (6, 6) else args.budget
+                         for n in range(1, 7) if not only_cells or (m, n) in only_cells)
+            if not solves:
+                pass
+            elif deep and not args.no_db:
                 db_args, db_size = ["--db", args.deep_db], ""
             elif not args.no_db:
                 k = db_seeds(m)
@@ -172,16 +203,24 @@ def main():
                     print(f"Kalah({m},{n}) {rule}: {row['value'] if value is not None else 'unfinished'}"
                           f" ({time.time() - t0:.1f} s)", file=sys.stderr)
                 row["published"] = check(rule, m, n, value)
+                row.update(lower="", upper="", evidence="")
+                b = bounds.get((m, n, rule))
+                if value is None and b is not None:
+                    row.update(lower=b["lower"], upper=b["upper"], nodes=b["campaign_nodes"],
+                               seconds=round(b["job_seconds"], 1),
+                               evidence=f"{b['journal']} ({b['jobs']} jobs, {b['journal_date']})")
+                    print(f"Kalah({m},{n}) {rule}: proven bounds {b['lower']:+d}..{b['upper']:+d}"
+                          f" from {b['journal']}", file=sys.stderr)
                 rows.append(row)
 
     rows += kept
     rows.sort(key=lambda r: (RULES.index(r["rule"]), r["pits"], r["seeds"]))
     os.makedirs(args.out, exist_ok=True)
     fields = ["pits", "seeds", "rule", "value", "result", "best", "nodes", "seconds", "threads",
-              "db_seeds", "date", "machine", "version", "published"]
+              "db_seeds", "date", "machine", "version", "published", "lower", "upper", "evidence"]
     csv_path = os.path.join(args.out, "table.csv")
     with open(csv_path + ".tmp", "w", newline="") as f:
-        w = csv.DictWriter(f, fieldnames=fields)
+        w = csv.DictWriter(f, fieldnames=fields, restval="")
         w.writeheader()
         w.writerows(rows)
     os.replace(csv_path + ".tmp", csv_path)
@@ -200,7 +239,9 @@ def main():
         f.write(f"# Kalah(m,n) values, reproduced {date}\n\n")
         f.write("\n".join(runs) + "\n")
         f.write("Value = South's final margin under perfect play; `*` marks a cell that differs "
-                "from the published value, `?` a cell not published, `-` unfinished.\n")
+                "from the published value, `?` a cell not published, `-` unfinished; an unfinished cell with a "
+                "proof campaign shows the bounds it proved (`>= +2 W`: South wins by at least 2; "
+                "`a..b`: the margin lies in [a, b]), its evidence in the table below.\n")
         f.write("Picture: `table.png`, each rule's values beside the time and nodes of each solve "
                 "(`scripts/plot_table.py`, which this script runs when gnuplot is installed).\n\n")
         for rule in RULES:
@@ -215,18 +256,30 @@ def main():
                 for n in range(1, 7):
                     r = cells[(m, n)]
                     if r["value"] == "":
-                        out.append("-")
+                        out.append(bound_text(r["lower"], r["upper"], 2 * m * n)
+                                   if r.get("lower", "") != "" else "-")
                         continue
                     mark = {"match": "", "differs": " *", "not published": " ?"}[r["published"]]
                     out.append(f"{r['value']:+d}{mark}" if r["value"] else f"0{mark}")
                 f.write(f"| {m} | " + " | ".join(out) + " |\n")
             f.write("\n| m | n | value | best | nodes | seconds | threads | database | date | published |\n"
                     "|---|---|---|---|---|---|---|---|---|---|\n")
+            evidence = []
             for (m, n), r in sorted(cells.items()):
                 db = f"0..{r['db_seeds']}" if str(r["db_seeds"]) not in ("", "0", "-1") else "none"
-                f.write(f"| {m} | {n} | {r['value']} | {r['best']} | {r['nodes']} | {r['seconds']} | "
+                if r.get("evidence"):
+                    db = "the campaign's"
+                value = r["value"]
+                if value == "" and r.get("lower", "") != "":
+                    value = bound_text(r["lower"], r["upper"], 2 * m * n) + " (bounds)"
+                    evidence.append(f"Kalah({m},{n}): South's margin proven in "
+                                    f"[{r['lower']:+d}, {r['upper']:+d}] by the campaign journal "
+                                    f"`{r['evidence']}`; nodes and seconds are the campaign's.")
+                f.write(f"| {m} | {n} | {value} | {r['best']} | {r['nodes']} | {r['seconds']} | "
                         f"{r['threads']} | {db} | {r['date']} | {r['published']} |\n")
             f.write("\n")
+            for e in evidence:
+                f.write(e + "\n\n")
     os.replace(md_path + ".tmp", md_path)
     png_path = os.path.join(args.out, "table.png")
     why = plot_table.plot(csv_path, png_path)
