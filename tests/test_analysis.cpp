@@ -9,6 +9,8 @@
 #include <unordered_map>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "cli_runner.h"
 #include "brute_force.h"
 #include "reference_engine.h"
@@ -101,13 +103,14 @@ struct MoveLine {
     int before, after, loss;
     std::string mark;
 };
+// The `moves` of `kalah annotate --json`, parsed as JSON.
 std::vector<MoveLine> annotate_json_moves(const std::string& out) {
-    static const std::regex re(
-        "\\{\"ply\": (\\d+), \"side\": \"[AB]\", \"move\": \"([^\"]+)\", \"before\": (-?\\d+), "
-        "\"after\": (-?\\d+), \"loss\": (-?\\d+), \"mark\": \"([?]*)\"");
     std::vector<MoveLine> v;
-    for (const auto& m : all_matches(out, re))
-        v.push_back({std::stoi(m[1]), m[2], std::stoi(m[3]), std::stoi(m[4]), std::stoi(m[5]), m[6]});
+    const auto j = nlohmann::json::parse(out);
+    for (const auto& m : j.at("moves"))
+        v.push_back({m.at("ply").get<int>(), m.at("move").get<std::string>(),
+                     m.at("before").get<int>(), m.at("after").get<int>(), m.at("loss").get<int>(),
+                     m.at("mark").get<std::string>()});
     return v;
 }
 
@@ -193,26 +196,21 @@ TEST_SUITE("analysis") {
                                    std::to_string(c.n) + " --rule " + rule_arg(rule) +
                                    " --tt-mb 16 --json");
                 REQUIRE(r.status == 0);
-                static const std::regex row(
-                    "\\{\"opening\": \"([^\"]+)\", \"value\": (-?\\d+), \"north\": \"(\\w+)\", "
-                    "\"pie_value\": (-?\\d+)\\}");
-                auto rows = all_matches(r.out, row);
+                const auto j = nlohmann::json::parse(r.out);
+                const auto& rows = j.at("openings");
                 REQUIRE(rows.size() == ops.size());
                 std::vector<std::string> fairest;
                 for (size_t i = 0; i < ops.size(); ++i) {
-                    CHECK(rows[i][1] == ops[i].first);
-                    CHECK(std::stoi(rows[i][2]) == values[i]);
-                    CHECK(std::stoi(rows[i][4]) == -std::abs(values[i]));
-                    CHECK(rows[i][3] ==
+                    CHECK(rows[i].at("opening") == ops[i].first);
+                    CHECK(rows[i].at("value") == values[i]);
+                    CHECK(rows[i].at("pie_value") == -std::abs(values[i]));
+                    CHECK(rows[i].at("north") ==
                           (values[i] < 0 ? "keep" : values[i] > 0 ? "swap" : "either"));
-                    if (std::abs(values[i]) == min_abs)
-                        fairest.push_back("\"" + ops[i].first + "\"");
+                    if (std::abs(values[i]) == min_abs) fairest.push_back(ops[i].first);
                 }
-                std::string fair_list;
-                for (const auto& f : fairest) fair_list += (fair_list.empty() ? "" : ", ") + f;
-                CHECK(r.out.find("\"fairest\": [" + fair_list + "]") != std::string::npos);
-                CHECK(r.out.find("\"pie_value\": " + std::to_string(-min_abs) + ", \"value\": " +
-                                 std::to_string(max_v) + ",") != std::string::npos);
+                CHECK(j.at("fairest") == fairest);
+                CHECK(j.at("pie_value") == -min_abs);
+                CHECK(j.at("value") == max_v);
             }
         }
     }
@@ -253,9 +251,15 @@ TEST_SUITE("analysis") {
                 CHECK(l.before == g.value);
                 CHECK(l.after == g.value);
             }
-            CHECK(r.out.find("\"blunders\": 0") != std::string::npos);
-            CHECK(r.out.find("\"biggest_mistake\": {") == std::string::npos);
-            CHECK(r.out.find("\"value\": " + std::to_string(g.value)) != std::string::npos);
+            const auto j = nlohmann::json::parse(r.out);
+            for (const char* side : {"A", "B"}) {
+                CAPTURE(side);
+                const auto& sum = j.at("summary").at(side);
+                CHECK(sum.at("blunders") == 0);
+                CHECK(sum.at("mistakes") == 0);
+                CHECK(sum.at("biggest_mistake").is_null());
+            }
+            CHECK(j.at("value") == g.value);
         }
     }
 

@@ -3,6 +3,9 @@
 
 #include <algorithm>
 #include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
 
 #include "cli_runner.h"
 
@@ -28,17 +31,20 @@ TEST_SUITE("cli") {
     TEST_CASE("show replays and annotates moves") {
         auto r = run_kalah("show --moves \"A3 A6\" --json");
         CHECK(r.status == 0);
-        CHECK(r.out.find("\"moves\": [\"A3+\", \"A6\"]") != std::string::npos);
-        CHECK(r.out.find("\"position\": \"4,4,0,5,5,0/5,5,5,5,4,4/2,0/B\"") != std::string::npos);
-        CHECK(r.out.find("\"over\": false") != std::string::npos);
+        const auto j = nlohmann::json::parse(r.out);
+        CHECK(j.at("moves") == std::vector<std::string>{"A3+", "A6"});
+        CHECK(j.at("position") == "4,4,0,5,5,0/5,5,5,5,4,4/2,0/B");
+        CHECK(j.at("to_move") == "B");
+        CHECK(j.at("over") == false);
     }
 
     TEST_CASE("show reports the score of a finished game") {
         auto r = run_kalah("show --position 1/1/0,0/A --moves A1 --json");
         CHECK(r.status == 0);
-        CHECK(r.out.find("\"moves\": [\"A1#\"]") != std::string::npos);
-        CHECK(r.out.find("\"over\": true") != std::string::npos);
-        CHECK(r.out.find("\"score\": [1, 1]") != std::string::npos);
+        const auto j = nlohmann::json::parse(r.out);
+        CHECK(j.at("moves") == std::vector<std::string>{"A1#"});
+        CHECK(j.at("over") == true);
+        CHECK(j.at("score") == std::vector<int>{1, 1});
         CHECK(r.err.empty());
     }
 

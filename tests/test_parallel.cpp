@@ -2,12 +2,15 @@
 // returns a torn or foreign entry under concurrent probes and stores.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cstdlib>
 #include <random>
 #include <string>
 #include <thread>
 #include <vector>
+
+#include <nlohmann/json.hpp>
 
 #include "cli_runner.h"
 #include "random_position.h"
@@ -22,6 +25,15 @@ using kalah::Solver;
 using kalah::SolverOptions;
 
 namespace {
+
+// The node count of a progress line of an MTD(f) pass, "pass 2: test v >= +4: v <= +2,
+// bounds [+2, +2], 3559532 nodes, 0.66 s": the nodes of the search so far.
+uint64_t nodes_of_pass_line(const std::string& line) {
+    const size_t end = line.find(" nodes, ");
+    REQUIRE(end != std::string::npos);
+    const size_t start = line.rfind(' ', end - 1) + 1;
+    return std::stoull(line.substr(start, end - start));
+}
 
 // Parallel even on small positions (the default searches those with one thread).
 SolverOptions with_threads(int threads, size_t tt_mb = 64) {
@@ -114,18 +126,36 @@ TEST_SUITE("parallel") {
                 const int v = one.value(start);
                 // One thread through the parallel code path (a team of one, `--ablate
                 // plain`): shared-table calls and busy marks, the same value.
-                SolverOptions team_of_one = with_threads(1);
+                // Nothing is shared or busy in a team of one, so it searches the plain
+                // search's tree: a node lost or counted twice where the team sums its
+                // threads' counts shows as a different total. Both in a table of the size
+                // it starts at (4 MiB), which never grows: a growth restarts the team's
+                // pass (a few nodes searched again), not the plain search's.
+                SolverOptions team_of_one = with_threads(1, 4);
                 team_of_one.use_plain_path = false;
-                CHECK(Solver(g.m, rule, team_of_one).value(start) == v);
+                Solver team(g.m, rule, team_of_one);
+                Solver plain(g.m, rule, with_threads(1, 4));
+                CHECK(team.value(start) == v);
+                CHECK(plain.value(start) == v);
+                CHECK(team.stats().nodes == plain.stats().nodes);
                 for (int t : {2, 3, 4}) {
                     CAPTURE(t);
                     // T = 3: deferral without the root, cut-move and cut-join rules
                     // (`--ablate root-defer,cut-move,cut-join`), the order before e0555b8.
                     SolverOptions o = with_threads(t);
                     if (t == 3) o.use_root_defer = o.use_cut_move_rule = o.use_cut_join = false;
+                    std::vector<uint64_t> pass_nodes;
+                    o.progress = [&](const std::string& line) {
+                        pass_nodes.push_back(nodes_of_pass_line(line));
+                    };
                     Solver par(g.m, rule, o);
                     CHECK(par.value(start) == v);
-                    CHECK(par.stats().nodes > 0);
+                    // The search's node count (summed over its threads) is the one its
+                    // MTD(f) passes reported as they went: every pass's nodes, no more,
+                    // counted once; and the passes' counts only grow.
+                    REQUIRE(!pass_nodes.empty());
+                    CHECK(std::is_sorted(pass_nodes.begin(), pass_nodes.end()));
+                    CHECK(par.stats().nodes == pass_nodes.back());
                     // The PV of the parallel solver replays to the same value.
                     Board b = start;
                     for (const auto& mv : par.principal_variation(start)) b.play(mv.pit, rule);
@@ -148,8 +178,11 @@ TEST_SUITE("parallel") {
         SolverOptions o;
         o.threads = 2;
         Solver par(4, Rule::Standard, o);
-        CHECK(par.value(Board::start(4, 3)) == Solver(4, Rule::Standard).value(Board::start(4, 3)));
-        CHECK(par.stats().tt_bytes > 0);
+        Solver one(4, Rule::Standard);
+        CHECK(par.value(Board::start(4, 3)) == one.value(Board::start(4, 3)));
+        // The size the table starts at for a search this small, as on one thread: neither
+        // taken whole nor grown.
+        CHECK(par.stats().tt_bytes == one.stats().tt_bytes);
         CHECK(par.stats().tt_bytes < kalah::TranspositionTable::kTouchBytes);
 
         // Growth to kTouchBytes and beyond: fourfold for one thread and for several (whose
@@ -220,14 +253,18 @@ TEST_SUITE("parallel") {
         const auto two = run_kalah("solve --pits 4 --seeds 3 --threads 2 --json");
         REQUIRE(one.status == 0);
         REQUIRE(two.status == 0);
-        auto value_of = [](const std::string& json) {
-            const size_t p = json.find("\"value\": ");
-            REQUIRE(p != std::string::npos);
-            return std::atoi(json.c_str() + p + 9);
-        };
-        CHECK(value_of(one.out) == value_of(two.out));
-        const auto q = run_kalah("query --pits 5 --seeds 3 --moves \"A1 B2\" --threads 3 --json");
-        CHECK(q.status == 0);
+        const auto j1 = nlohmann::json::parse(one.out);
+        const auto j2 = nlohmann::json::parse(two.out);
+        CHECK(j1.at("threads") == 1);
+        CHECK(j2.at("threads") == 2);
+        CHECK(j1.at("value") == j2.at("value"));
+        // query: every move's value the same on 3 threads as on 1.
+        const std::string query = "query --pits 5 --seeds 3 --moves \"A1 B2\" --json --threads ";
+        const auto q1 = run_kalah(query + "1");
+        const auto q = run_kalah(query + "3");
+        REQUIRE(q1.status == 0);
+        REQUIRE(q.status == 0);
+        CHECK(nlohmann::json::parse(q.out).at("moves") == nlohmann::json::parse(q1.out).at("moves"));
         for (const char* bad : {"0", "-2", "5000"}) {
             const auto r = run_kalah(std::string("solve --pits 4 --seeds 3 --threads ") + bad);
             CHECK(r.status == 2);

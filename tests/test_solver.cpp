@@ -8,6 +8,9 @@
 #include <string>
 #include <thread>
 #include <unordered_map>
+#include <vector>
+
+#include <nlohmann/json.hpp>
 
 #include "brute_force.h"
 #include "cli_runner.h"
@@ -254,35 +257,50 @@ TEST_SUITE("solver") {
     TEST_CASE("CLI solve and query") {
         auto r = run_kalah("solve --pits 4 --seeds 3 --rule empty-capture --json --tt-mb 16");
         CHECK(r.status == 0);
-        CHECK(r.out.find("\"value\": 8") != std::string::npos);
-        CHECK(r.out.find("\"result\": \"W\"") != std::string::npos);
-        CHECK(r.out.find("\"pits\": 4, \"seeds\": 3") != std::string::npos);
-        for (const char* f : {"\"best\": ", "\"pv\": ", "\"nodes\": ", "\"seconds\": ",
-                              "\"nodes_per_second\": "})
-            CHECK(r.out.find(f) != std::string::npos);
+        {
+            const auto j = nlohmann::json::parse(r.out);
+            // The published value of Kalah(4,3), empty-capture (reference-values.md).
+            CHECK(j.at("value") == 8);
+            CHECK(j.at("result") == "W");
+            CHECK(j.at("pits") == 4);
+            CHECK(j.at("seeds") == 3);
+            // The principal variation replays to the value, from its first move on.
+            const auto pv = j.at("pv").get<std::string>();
+            REQUIRE(!j.at("best").empty());
+            CHECK(pv.rfind(j.at("best")[0].get<std::string>() + " ", 0) == 0);
+            kalah::Board b = kalah::Board::start(4, 3);
+            kalah::replay(b, pv, Rule::EmptyCapture);
+            REQUIRE(b.over());
+            CHECK(b.store(kalah::Side::South) - b.store(kalah::Side::North) == 8);
+            CHECK(j.at("score") == std::vector<int>{b.store(kalah::Side::South),
+                                                    b.store(kalah::Side::North)});
+            CHECK(j.at("nodes").get<uint64_t>() > 0);
+            CHECK(j.at("seconds").is_number());
+            CHECK(j.at("nodes_per_second").is_number());
+        }
         CHECK(r.err.find("pass 1") != std::string::npos);
 
         // Every move's value agrees with the brute force.
         r = run_kalah("query --pits 4 --seeds 3 --moves \"A2+ A4\" --json --tt-mb 64");
         CHECK(r.status == 0);
-        CHECK(r.out.find("\"to_move\": \"B\"") != std::string::npos);
         {
+            const auto j = nlohmann::json::parse(r.out);
+            CHECK(j.at("to_move") == "B");
             BruteForce bf4(4, Rule::Standard);
             ref::Pos p = ref::start(4, 3);
             ref::play(p, 1, Rule::Standard);
             ref::play(p, 3, Rule::Standard);
-            CHECK(r.out.find("\"value\": " + std::to_string(bf4.value(p)) + ",") !=
-                  std::string::npos);
-            for (int pit : ref::legal(p)) {
+            CHECK(j.at("value") == bf4.value(p));
+            const auto legal = ref::legal(p);
+            REQUIRE(j.at("moves").size() == legal.size());
+            size_t i = 0;
+            for (int pit : legal) {
                 ref::Pos q = p;
                 ref::play(q, pit, Rule::Standard);
-                // Appended piecewise: GCC 12 warns falsely (-Wrestrict) on "..." + string&&.
-                std::string needle = "{\"move\": \"B";
-                needle += std::to_string(pit + 1);
-                const size_t at = r.out.find(needle);
-                REQUIRE(at != std::string::npos);
-                const size_t val = r.out.find("\"value\": ", at);
-                CHECK(std::atoi(r.out.c_str() + val + 9) == bf4.value(q));
+                const auto& mv = j.at("moves")[i++];
+                CHECK(mv.at("move").get<std::string>().rfind("B" + std::to_string(pit + 1), 0) == 0);
+                CHECK(mv.at("value") == bf4.value(q));
+                CHECK(mv.at("best") == (bf4.value(q) == bf4.value(p)));
             }
         }
 
@@ -290,14 +308,17 @@ TEST_SUITE("solver") {
         CHECK(r.status == 0);
         BruteForce bf(3, Rule::EmptyCapture);
         const int v = bf.value(ref::start(3, 2));
-        CHECK(r.out.find("\"value\": " + std::to_string(v) + ",") != std::string::npos);
+        CHECK(nlohmann::json::parse(r.out).at("value") == v);
 
         r = run_kalah("query --position 0,0,0/1,2,0/5,10/A --json");
         CHECK(r.status == 0);
-        CHECK(r.out.find("\"over\": true") != std::string::npos);
-        CHECK(r.out.find("\"value\": -8") != std::string::npos);
-        CHECK(r.out.find("\"moves\": []") != std::string::npos);
-        CHECK(r.out.find("\"score\": [5, 13]") != std::string::npos);
+        {
+            const auto j = nlohmann::json::parse(r.out);
+            CHECK(j.at("over") == true);
+            CHECK(j.at("value") == -8);
+            CHECK(j.at("moves").empty());
+            CHECK(j.at("score") == std::vector<int>{5, 13});
+        }
 
         r = run_kalah("solve --pits 3 --seeds 2 --db /nonexistent");
         CHECK(r.status == 0);
