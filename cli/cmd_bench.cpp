@@ -5,11 +5,13 @@
 #include <memory>
 #include <sstream>
 
+#include "analysis/text.h"
 #include "cli/command.h"
 #include "db/database.h"
 #include "solver/solver.h"
 
 namespace kalah::cli {
+using namespace kalah::analysis;
 namespace {
 namespace po = boost::program_options;
 

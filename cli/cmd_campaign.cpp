@@ -12,10 +12,11 @@
 #include <random>
 #include <sstream>
 
+#include "analysis/text.h"
 #include "campaign/audit.h"
 #include "campaign/campaign.h"
 #include "cli/command.h"
-#include "cli/reports.h"
+#include "analysis/reports.h"
 #include "core/regular_file.h"
 #include "db/database.h"
 #ifdef KALAH_MPI
@@ -23,6 +24,7 @@
 #endif
 
 namespace kalah::cli {
+using namespace kalah::analysis;
 namespace {
 namespace po = boost::program_options;
 using namespace kalah::campaign;

@@ -3,12 +3,14 @@
 #include <cstdio>
 #include <iostream>
 
+#include "analysis/text.h"
 #include "cli/command.h"
 #include "db/builder.h"
 #include "db/manifest.h"
 #include "db/verify.h"
 
 namespace kalah::cli {
+using namespace kalah::analysis;
 namespace {
 namespace po = boost::program_options;
 

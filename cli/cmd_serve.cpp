@@ -1,5 +1,5 @@
 // `kalah serve`: the web analysis board. cpp-httplib serves the embedded page (web/) and
-// the GET-only JSON API of cli/server.h; everything else is refused.
+// the GET-only JSON API of serve/server.h; everything else is refused.
 #include <httplib.h>
 #include <pthread.h>
 #include <signal.h>
@@ -10,10 +10,11 @@
 
 #include "cli/command.h"
 #include "cli/options.h"
-#include "cli/server.h"
-#include "cli/web_assets.h"
+#include "serve/server.h"
+#include "serve/web_assets.h"
 
 namespace kalah::cli {
+using namespace kalah::serve;
 namespace {
 namespace po = boost::program_options;
 

@@ -4,13 +4,15 @@
 #include <iostream>
 #include <optional>
 
+#include "analysis/text.h"
 #include "cli/command.h"
-#include "cli/reports.h"
+#include "analysis/reports.h"
 #include "db/database.h"
 #include "solver/question.h"
 #include "solver/solver.h"
 
 namespace kalah::cli {
+using namespace kalah::analysis;
 namespace {
 namespace po = boost::program_options;
 

@@ -12,13 +12,14 @@
 #include <iostream>
 #include <sstream>
 
-#include "cli/reports.h"
+#include "analysis/reports.h"
 #include "core/regular_file.h"
 #include "db/database.h"
 #include "db/format.h"
 #include "db/index.h"
 
 namespace kalah::cli {
+using namespace kalah::analysis;
 namespace po = boost::program_options;
 
 void add_game_options(po::options_description& opts, bool with_moves) {
@@ -335,5 +336,16 @@ SolverOptions solver_options(const po::variables_map& vm, const std::string& cmd
 void end_progress_line() {
     if (line_open.exchange(false)) std::cerr << "\r\033[K" << std::flush;
 }
+
+SolverSetup make_solver(const po::variables_map& vm, const std::string& cmd, const Board& start,
+                        Rule rule, bool heartbeat) {
+    SolverSetup s;
+    const int m = start.pits();
+    SolverOptions o = solver_options(vm, cmd, m, rule, start.seeds_in_pits(), s.db, false);
+    if (!heartbeat) o.heartbeat = nullptr;
+    s.solver = std::make_unique<Solver>(m, rule, o);
+    return s;
+}
+
 
 }  // namespace kalah::cli

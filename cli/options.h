@@ -10,11 +10,8 @@
 #include <vector>
 
 #include "core/notation.h"
+#include "db/database.h"
 #include "solver/solver.h"
-
-namespace kalah::db {
-class Database;
-}
 
 namespace kalah::cli {
 
@@ -58,6 +55,17 @@ double db_memory_gib(const boost::program_options::variables_map& vm);
 std::unique_ptr<db::Database> open_database(const boost::program_options::variables_map& vm,
                                             const std::string& cmd, int m, Rule rule,
                                             const std::string& otherwise = "searching without one");
+
+// The Solver that the options of add_solver_options describe, with its
+// database (opened when --db names a usable one, or built in memory); `start` is the
+// largest position it will search. Heartbeats go to stderr if `heartbeat`
+// and not --quiet.
+struct SolverSetup {
+    std::unique_ptr<db::Database> db;
+    std::unique_ptr<Solver> solver;
+};
+SolverSetup make_solver(const boost::program_options::variables_map& vm, const std::string& cmd,
+                        const Board& start, Rule rule, bool heartbeat = true);
 
 // --time-limit S: a search still running after S seconds stops (SolverOptions::
 // time_limit_seconds); the command then exits kExitStopped (cli/command.h) with one line.

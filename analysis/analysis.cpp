@@ -1,5 +1,5 @@
 // Opening-turn enumeration, pie-rule analysis, game annotation and engine levels.
-#include "cli/analysis.h"
+#include "analysis/analysis.h"
 
 #include <algorithm>
 #include <cstdio>
@@ -7,10 +7,10 @@
 #include <iostream>
 #include <sstream>
 
-#include "cli/command.h"
+#include "analysis/text.h"
 #include "db/database.h"
 
-namespace kalah::cli {
+namespace kalah::analysis {
 
 std::string signed_value(int v) {
     std::string s = std::to_string(v);
@@ -19,18 +19,6 @@ std::string signed_value(int v) {
 }
 int for_side(int south_margin, Side s) { return s == Side::South ? south_margin : -south_margin; }
 const char* result_word(int margin) { return margin > 0 ? "win" : margin < 0 ? "loss" : "draw"; }
-
-namespace po = boost::program_options;
-
-SolverSetup make_solver(const po::variables_map& vm, const std::string& cmd, const Board& start,
-                        Rule rule, bool heartbeat) {
-    SolverSetup s;
-    const int m = start.pits();
-    SolverOptions o = solver_options(vm, cmd, m, rule, start.seeds_in_pits(), s.db, false);
-    if (!heartbeat) o.heartbeat = nullptr;
-    s.solver = std::make_unique<Solver>(m, rule, o);
-    return s;
-}
 
 namespace {
 int sign(int v) { return (v > 0) - (v < 0); }
@@ -280,4 +268,4 @@ size_t choose_move(const std::vector<MoveValue>& mv, Side mover, Level level, Rn
     return best_moves[rng.below(best_moves.size())];
 }
 
-}  // namespace kalah::cli
+}  // namespace kalah::analysis

@@ -1,7 +1,7 @@
-// The web API of `kalah serve` (cli/server.h): parameter checks, the solver pool with its
+// The web API of `kalah serve` (serve/server.h): parameter checks, the solver pool with its
 // queue and budget watchdog, and the endpoints, each answering with the CLI's own JSON
-// (cli/reports.h).
-#include "cli/server.h"
+// (analysis/reports.h).
+#include "serve/server.h"
 
 #include <atomic>
 #include <chrono>
@@ -14,13 +14,17 @@
 #include <thread>
 #include <vector>
 
-#include "cli/analysis.h"
+#include "analysis/analysis.h"
+#include "analysis/reports.h"
+#include "analysis/text.h"
 #include "cli/command.h"
 #include "cli/options.h"
-#include "cli/reports.h"
 #include "db/database.h"
 
-namespace kalah::cli {
+namespace kalah::serve {
+using namespace kalah::analysis;
+using cli::add_game_options;
+using cli::game_from_options;
 namespace po = boost::program_options;
 using Clock = std::chrono::steady_clock;
 
@@ -367,4 +371,4 @@ ApiReply Api::get(const std::string& name, const std::multimap<std::string, std:
     }
 }
 
-}  // namespace kalah::cli
+}  // namespace kalah::serve

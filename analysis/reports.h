@@ -1,5 +1,5 @@
 // The JSON objects of the commands, built in one place: the CLI's --json output and the
-// web API of `kalah serve` (cli/server.h) call the same functions, so a field cannot mean
+// web API of `kalah serve` (serve/server.h) call the same functions, so a field cannot mean
 // two things in two places. README "JSON fields" lists the vocabulary.
 #pragma once
 
@@ -7,12 +7,12 @@
 #include <string>
 #include <vector>
 
-#include "cli/analysis.h"
+#include "analysis/analysis.h"
 #include "core/board.h"
 #include "core/notation.h"
 #include "solver/solver.h"
 
-namespace kalah::cli {
+namespace kalah::analysis {
 
 // "W", "D" or "L" for South's margin v.
 std::string result_letter(int v);
@@ -70,4 +70,4 @@ struct EngineMove {
 EngineMove engine_move(Solver& solver, const Board& b, Rule rule, Level level, Rng& rng);
 std::string engine_move_json(const EngineMove& e);
 
-}  // namespace kalah::cli
+}  // namespace kalah::analysis

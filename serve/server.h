@@ -1,5 +1,5 @@
 // The web API of `kalah serve`, apart from HTTP: a GET of /api/v1/<name> with its query
-// parameters in, a status and a JSON body out. cmd_serve.cpp puts it behind cpp-httplib.
+// parameters in, a status and a JSON body out. cli/cmd_serve.cpp puts it behind cpp-httplib.
 //
 // Safety: parameters are checked strictly (known names only, once each, printable ASCII,
 // length caps) before anything runs; searches run on a fixed number of solvers apart from
@@ -14,7 +14,7 @@
 #include <memory>
 #include <string>
 
-namespace kalah::cli {
+namespace kalah::serve {
 
 struct ServeConfig {
     std::string db_dir;          // empty: no database
@@ -59,4 +59,4 @@ class Api {
 // A JSON error object {"error": message}.
 std::string error_json(const std::string& message);
 
-}  // namespace kalah::cli
+}  // namespace kalah::serve

@@ -1,13 +1,13 @@
-// The commands' JSON objects (cli/reports.h), shared by the CLI and the web API.
-#include "cli/reports.h"
+// The commands' JSON objects (analysis/reports.h), shared by the CLI and the web API.
+#include "analysis/reports.h"
 
 #include <chrono>
 #include <cstdio>
 #include <sstream>
 
-#include "cli/command.h"
+#include "analysis/text.h"
 
-namespace kalah::cli {
+namespace kalah::analysis {
 
 std::string result_letter(int v) { return v > 0 ? "W" : v < 0 ? "L" : "D"; }
 
@@ -189,4 +189,4 @@ std::string engine_move_json(const EngineMove& e) {
     return os.str();
 }
 
-}  // namespace kalah::cli
+}  // namespace kalah::analysis
