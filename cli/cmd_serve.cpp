@@ -69,6 +69,7 @@ int run(const std::vector<std::string>& args) {
     const std::string host = vm["bind"].as<std::string>();
     if (vm.count("db")) c.db_dir = vm["db"].as<std::string>();
     c.db_memory_bytes = static_cast<size_t>(db_memory_gib(vm) * double(1ull << 30));
+    c.db_layout = db_layout(vm);
     const bool log = !vm.count("quiet");
 
     // SIGINT and SIGTERM are taken by one thread (sigwait) that stops the server cleanly;
