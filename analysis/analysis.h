@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "analysis/json.h"
 #include "core/board.h"
 #include "core/notation.h"
 #include "solver/solver.h"
@@ -121,10 +122,8 @@ private:
 // Picks the engine's move (index into mv) for the side `mover`.
 size_t choose_move(const std::vector<MoveValue>& mv, Side mover, Level level, Rng& rng);
 
-// ---- Values as text ------------------------------------------------------------------------
+// ---- Values ------------------------------------------------------------------------------
 
-std::string signed_value(int v);          // "+3", "0", "-2"
 int for_side(int south_margin, Side s);   // the margin seen by s
-const char* result_word(int margin);      // "win", "draw", "loss" (for whoever's margin)
 
 }  // namespace kalah::analysis

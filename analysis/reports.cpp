@@ -2,14 +2,13 @@
 #include "analysis/reports.h"
 
 #include <chrono>
-#include <cstdio>
+#include <cmath>
 #include <sstream>
 
+#include "analysis/json.h"
 #include "analysis/text.h"
 
 namespace kalah::analysis {
-
-std::string result_letter(int v) { return v > 0 ? "W" : v < 0 ? "L" : "D"; }
 
 std::vector<PlayedMove> replay_plies(Board& b, const std::string& record, Rule rule) {
     std::vector<PlayedMove> played;
@@ -31,13 +30,6 @@ using Clock = std::chrono::steady_clock;
 double since(Clock::time_point t0) {
     return std::chrono::duration<double>(Clock::now() - t0).count();
 }
-const char* to_move_text(const Board& b) {
-    return b.over() ? "none" : b.to_move() == Side::South ? "A" : "B";
-}
-std::string score_json(const Board& b) {
-    return "[" + std::to_string(final_store(b, Side::South)) + ", " +
-           std::to_string(final_store(b, Side::North)) + "]";
-}
 }  // namespace
 
 QueryReport query_report(Solver& solver, const Board& b, Rule rule) {
@@ -55,25 +47,20 @@ QueryReport query_report(Solver& solver, const Board& b, Rule rule) {
 
 std::string query_json(const QueryReport& q) {
     const Board& b = q.board;
-    std::ostringstream os;
-    // Best for the mover: the moves whose value is the position's.
-    std::vector<std::string> best;
-    for (const auto& mv : q.moves)
+    Json moves = Json::array(), best = Json::array();
+    for (const auto& mv : q.moves) {
+        moves.push_back({{"move", mv.text}, {"value", mv.value}, {"best", mv.value == q.value}});
+        // Best for the mover: the moves whose value is the position's.
         if (mv.value == q.value) best.push_back(mv.text);
-    os << "{\"position\": " << json_string(format_position(b))
-       << ", \"rule\": " << json_string(rule_name(q.rule)) << ", \"to_move\": \"" << to_move_text(b)
-       << "\", \"over\": " << (b.over() ? "true" : "false") << ", \"value\": " << q.value
-       << ", \"result\": \"" << result_letter(q.value) << "\", \"moves\": [";
-    for (size_t i = 0; i < q.moves.size(); ++i)
-        os << (i ? ", " : "") << "{\"move\": " << json_string(q.moves[i].text)
-           << ", \"value\": " << q.moves[i].value
-           << ", \"best\": " << (q.moves[i].value == q.value ? "true" : "false") << "}";
-    os << "], \"best\": [";
-    for (size_t i = 0; i < best.size(); ++i) os << (i ? ", " : "") << json_string(best[i]);
-    os << "]";
-    if (b.over()) os << ", \"score\": " << score_json(b);
-    os << ", \"nodes\": " << q.nodes << ", \"seconds\": " << q.seconds << "}\n";
-    return os.str();
+    }
+    Json j = {{"position", format_position(b)}, {"rule", rule_name(q.rule)},
+              {"to_move", to_move_text(b)},     {"over", b.over()},
+              {"value", q.value},               {"result", result_letter(q.value)},
+              {"moves", moves},                 {"best", best}};
+    if (b.over()) j["score"] = score_json(b);
+    j["nodes"] = q.nodes;
+    j["seconds"] = q.seconds;
+    return json_line(j);
 }
 
 PvReport pv_report(Solver& solver, const Board& start, Rule rule) {
@@ -89,68 +76,69 @@ PvReport pv_report(Solver& solver, const Board& start, Rule rule) {
     return p;
 }
 
-std::string pv_fields_json(const PvReport& p) {
-    Board end = p.start;
-    std::string best, line;
-    for (const auto& m : p.pv) {
+PvText pv_text(const Board& start, const std::vector<PlayedMove>& pv, Rule rule) {
+    PvText t;
+    t.end = start;
+    for (const auto& m : pv) {
         // The first turn: the moves of the side to move up to its last extra move.
-        if (m.side == p.start.to_move() && best.size() == line.size())
-            best += (best.empty() ? "" : " ") + m.text;
-        line += (line.empty() ? "" : " ") + m.text;
-        end.play(m.pit, p.rule);
+        if (m.side == start.to_move() && t.best_turn.size() == t.line.size())
+            t.best_turn += (t.best_turn.empty() ? "" : " ") + m.text;
+        t.line += (t.line.empty() ? "" : " ") + m.text;
+        t.end.play(m.pit, rule);
     }
-    std::ostringstream os;
+    return t;
+}
+
+Json pv_fields(const PvReport& p) {
+    const PvText t = pv_text(p.start, p.pv, p.rule);
+    Json best = Json::array();
     // best: solve values only the principal variation's first move, so it lists that one.
-    os << "\"position\": " << json_string(format_position(p.start))
-       << ", \"rule\": " << json_string(rule_name(p.rule)) << ", \"value\": " << p.value
-       << ", \"result\": \"" << result_letter(p.value) << "\", \"best\": ["
-       << (p.pv.empty() ? "" : json_string(p.pv.front().text))
-       << "], \"best_turn\": " << json_string(best) << ", \"pv\": " << json_string(line)
-       << ", \"score\": " << score_json(end);
-    return os.str();
+    if (!p.pv.empty()) best.push_back(p.pv.front().text);
+    return {{"position", format_position(p.start)},
+            {"rule", rule_name(p.rule)},
+            {"value", p.value},
+            {"result", result_letter(p.value)},
+            {"best", best},
+            {"best_turn", t.best_turn},
+            {"pv", t.line},
+            {"score", score_json(t.end)}};
 }
 
 std::string pv_json(const PvReport& p) {
-    std::ostringstream os;
-    os << "{" << pv_fields_json(p) << ", \"nodes\": " << p.nodes << ", \"seconds\": " << p.seconds
-       << "}\n";
-    return os.str();
+    Json j = pv_fields(p);
+    j["nodes"] = p.nodes;
+    j["seconds"] = p.seconds;
+    return json_line(j);
 }
 
 std::string pie_json(const PieReport& rep, const Board& start, Rule rule, uint64_t nodes,
                      double seconds) {
-    std::ostringstream os;
-    os << "{\"pits\": " << start.pits() << ", \"start\": " << json_string(format_position(start))
-       << ", \"rule\": " << json_string(rule_name(rule)) << ",\n \"openings\": [";
-    for (size_t i = 0; i < rep.rows.size(); ++i) {
-        const PieRow& r = rep.rows[i];
-        os << (i ? ",\n  " : "\n  ") << "{\"opening\": " << json_string(r.opening.text)
-           << ", \"value\": " << r.value << ", \"north\": \""
-           << (r.value < 0   ? "keep"
-               : r.value > 0 ? "swap"
-                             : "either")
-           << "\", \"pie_value\": " << r.pie_value << "}";
-    }
-    os << "],\n \"fairest\": [";
-    for (size_t i = 0; i < rep.fairest.size(); ++i)
-        os << (i ? ", " : "") << json_string(rep.rows[rep.fairest[i]].opening.text);
-    char secs[32];
-    std::snprintf(secs, sizeof secs, "%.3f", seconds);
-    os << "], \"pie_value\": " << rep.pie_value << ", \"value\": " << rep.plain_value
-       << ", \"nodes\": " << nodes << ", \"seconds\": " << secs << "}\n";
-    return os.str();
+    Json openings = Json::array(), fairest = Json::array();
+    for (const PieRow& r : rep.rows)
+        openings.push_back({{"opening", r.opening.text},
+                            {"value", r.value},
+                            {"north", r.value < 0 ? "keep" : r.value > 0 ? "swap" : "either"},
+                            {"pie_value", r.pie_value}});
+    for (size_t i : rep.fairest) fairest.push_back(rep.rows[i].opening.text);
+    return json_line({{"pits", start.pits()},
+                      {"start", format_position(start)},
+                      {"rule", rule_name(rule)},
+                      {"openings", openings},
+                      {"fairest", fairest},
+                      {"pie_value", rep.pie_value},
+                      {"value", rep.plain_value},
+                      {"nodes", nodes},
+                      {"seconds", std::round(seconds * 1e3) / 1e3}});  // milliseconds
 }
 
 std::string show_json(const Board& b, Rule rule, const std::vector<PlayedMove>& played) {
-    std::ostringstream os;
-    os << "{\"position\": " << json_string(format_position(b))
-       << ", \"rule\": " << json_string(rule_name(rule)) << ", \"moves\": [";
-    for (size_t i = 0; i < played.size(); ++i) os << (i ? ", " : "") << json_string(played[i].text);
-    os << "], \"to_move\": \"" << (b.to_move() == Side::South ? 'A' : 'B') << "\""
-       << ", \"over\": " << (b.over() ? "true" : "false");
-    if (b.over()) os << ", \"score\": " << score_json(b);
-    os << "}\n";
-    return os.str();
+    Json j = {{"position", format_position(b)},
+              {"rule", rule_name(rule)},
+              {"moves", move_texts_json(played)},
+              {"to_move", to_move_text(b)},
+              {"over", b.over()}};
+    if (b.over()) j["score"] = score_json(b);
+    return json_line(j);
 }
 
 EngineMove engine_move(Solver& solver, const Board& b, Rule rule, Level level, Rng& rng) {
@@ -165,28 +153,27 @@ EngineMove engine_move(Solver& solver, const Board& b, Rule rule, Level level, R
 }
 
 std::string engine_move_json(const EngineMove& e) {
-    std::ostringstream os;
-    os << "{\"position\": " << json_string(format_position(e.board))
-       << ", \"rule\": " << json_string(rule_name(e.rule)) << ", \"level\": \""
-       << level_spec(e.level).name << "\", \"move\": ";
+    Json j = {{"position", format_position(e.board)},
+              {"rule", rule_name(e.rule)},
+              {"level", level_spec(e.level).name},
+              {"move", nullptr}};
     if (e.chosen < 0) {
-        os << "null, \"best\": []}\n";
-        return os.str();
+        j["best"] = Json::array();
+        return json_line(j);
     }
     const MoveValue& mv = e.moves[e.chosen];
     int best = -(1 << 30);
     for (const auto& x : e.moves) best = std::max(best, for_side(x.value, e.board.to_move()));
+    Json best_moves = Json::array();
+    for (const auto& x : e.moves)
+        if (for_side(x.value, e.board.to_move()) == best) best_moves.push_back(x.text);
     Board after = e.board;
     after.play(mv.pit, e.rule);
-    os << json_string(mv.text) << ", \"value\": " << mv.value << ", \"best\": [";
-    bool first = true;
-    for (const auto& x : e.moves)
-        if (for_side(x.value, e.board.to_move()) == best) {
-            os << (first ? "" : ", ") << json_string(x.text);
-            first = false;
-        }
-    os << "], \"position_after\": " << json_string(format_position(after)) << "}\n";
-    return os.str();
+    j["move"] = mv.text;
+    j["value"] = mv.value;
+    j["best"] = best_moves;
+    j["position_after"] = format_position(after);
+    return json_line(j);
 }
 
 }  // namespace kalah::analysis

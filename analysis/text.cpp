@@ -1,7 +1,5 @@
-// Text of positions for people (the drawn board) and of JSON strings.
+// Text of positions for people (analysis/text.h).
 #include "analysis/text.h"
-
-#include <cstdio>
 
 namespace kalah::analysis {
 
@@ -40,26 +38,5 @@ std::string draw_board(const Board& b) {
     return out;
 }
 
-
-std::string json_string(const std::string& s) {
-    std::string out = "\"";
-    for (char c : s) {
-        switch (c) {
-            case '"': out += "\\\""; break;
-            case '\\': out += "\\\\"; break;
-            case '\n': out += "\\n"; break;
-            case '\t': out += "\\t"; break;
-            default:
-                if (static_cast<unsigned char>(c) < 0x20) {
-                    char buf[8];
-                    std::snprintf(buf, sizeof buf, "\\u%04x", c);
-                    out += buf;
-                } else {
-                    out += c;
-                }
-        }
-    }
-    return out + "\"";
-}
 
 }  // namespace kalah::analysis

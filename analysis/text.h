@@ -1,4 +1,4 @@
-// Text of positions for people and the few text helpers the reports share.
+// Text of positions for people: the drawn board and the final stores.
 #pragma once
 
 #include <string>
@@ -12,8 +12,5 @@ int final_store(const Board& b, Side s);
 
 // Human-readable board: North's row (B6..B1) above South's (A1..A6), stores at the ends.
 std::string draw_board(const Board& b);
-
-// s as a JSON string literal, quotes included.
-std::string json_string(const std::string& s);
 
 }  // namespace kalah::analysis
