@@ -1,10 +1,11 @@
 // `kalah annotate`: every move of a game against perfect play, with ?/?? marks and a summary.
 #include <iostream>
 
-#include "cli/analysis.h"
+#include "analysis/analysis.h"
 #include "cli/command.h"
 
 namespace kalah::cli {
+using namespace kalah::analysis;
 namespace {
 namespace po = boost::program_options;
 

@@ -5,11 +5,13 @@
 #include <memory>
 #include <sstream>
 
+#include "analysis/json.h"
 #include "cli/command.h"
 #include "db/database.h"
 #include "solver/solver.h"
 
 namespace kalah::cli {
+using namespace kalah::analysis;
 namespace {
 namespace po = boost::program_options;
 
@@ -82,15 +84,16 @@ int run(const std::vector<std::string>& args) {
         rows.push_back(r);
     }
     if (json) {
-        std::cout << "{\"threads\": " << threads << ", \"tt_budget_mib\": " << tt_mb
-                  << ", \"positions\": [";
-        for (size_t i = 0; i < rows.size(); ++i)
-            std::cout << (i ? ", " : "") << "{\"name\": " << json_string(rows[i].name)
-                      << ", \"value\": " << rows[i].value << ", \"nodes\": " << rows[i].nodes
-                      << ", \"seconds\": " << rows[i].seconds << "}";
-        std::cout << "], \"nodes\": " << total_nodes << ", \"seconds\": " << total_seconds
-                  << ", \"nodes_per_second\": " << static_cast<uint64_t>(total_nodes / total_seconds)
-                  << "}\n";
+        Json positions = Json::array();
+        for (const auto& r : rows)
+            positions.push_back(
+                {{"name", r.name}, {"value", r.value}, {"nodes", r.nodes}, {"seconds", r.seconds}});
+        std::cout << json_line({{"threads", threads},
+                                {"tt_budget_mib", tt_mb},
+                                {"positions", positions},
+                                {"nodes", total_nodes},
+                                {"seconds", total_seconds},
+                                {"nodes_per_second", static_cast<uint64_t>(total_nodes / total_seconds)}});
     } else {
         std::cout << "Total: " << total_nodes << " nodes in " << std::fixed
                   << std::setprecision(3) << total_seconds << " s, " << std::setprecision(2)

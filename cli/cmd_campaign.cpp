@@ -12,10 +12,12 @@
 #include <random>
 #include <sstream>
 
+#include "analysis/json.h"
+#include "analysis/reports.h"
+#include "analysis/text.h"
 #include "campaign/audit.h"
 #include "campaign/campaign.h"
 #include "cli/command.h"
-#include "cli/reports.h"
 #include "core/regular_file.h"
 #include "db/database.h"
 #ifdef KALAH_MPI
@@ -23,6 +25,7 @@
 #endif
 
 namespace kalah::cli {
+using namespace kalah::analysis;
 namespace {
 namespace po = boost::program_options;
 using namespace kalah::campaign;
@@ -49,12 +52,6 @@ int ranks() {
     return 1;
 }
 
-std::string signed_text(int v) {
-    char buf[16];
-    std::snprintf(buf, sizeof buf, v > 0 ? "%+d" : "%d", v);
-    return buf;
-}
-
 // The root's proven best moves in notation ("A2+"), South at the start.
 std::vector<std::string> best_move_texts(const ProofTree& tree, Rule rule, const Board& start) {
     std::vector<std::string> out;
@@ -66,30 +63,35 @@ std::vector<std::string> best_move_texts(const ProofTree& tree, Rule rule, const
     return out;
 }
 
-// The root's moves with their proven bounds (South's margin after the move), as text
-// ("A1 [-4, +6], A2+ [+2, +2]") or JSON; nothing before the root is expanded.
-std::string root_moves_text(const ProofTree& tree, Rule rule) {
-    std::string out;
+// The root's moves in notation with their proven bounds (South's margin after the move);
+// nothing before the root is expanded.
+struct RootMove {
+    std::string text;
+    int lo, hi;
+};
+std::vector<RootMove> root_moves(const ProofTree& tree, Rule rule) {
+    std::vector<RootMove> out;
     for (const auto& mb : tree.root_moves()) {
         Board b = tree.root();
         const MoveResult r = b.play(mb.pit, rule);
-        out += (out.empty() ? "" : ", ") + format_move(Side::South, mb.pit, r) + " " +
-               (mb.lo == mb.hi ? signed_text(mb.lo)
-                               : "[" + signed_text(mb.lo) + ", " + signed_text(mb.hi) + "]");
+        out.push_back({format_move(Side::South, mb.pit, r), mb.lo, mb.hi});
     }
     return out;
 }
-std::string root_moves_json(const ProofTree& tree, Rule rule) {
-    std::string out = "[";
-    for (const auto& mb : tree.root_moves()) {
-        Board b = tree.root();
-        const MoveResult r = b.play(mb.pit, rule);
-        out += (out.size() > 1 ? ", " : "") + std::string("{\"move\": ") +
-               json_string(format_move(Side::South, mb.pit, r)) +
-               ", \"lower\": " + std::to_string(mb.lo) + ", \"upper\": " + std::to_string(mb.hi) +
-               "}";
-    }
-    return out + "]";
+// "A1 [-4, +6], A2+ [+2, +2]".
+std::string root_moves_text(const ProofTree& tree, Rule rule) {
+    std::string out;
+    for (const RootMove& mv : root_moves(tree, rule))
+        out += (out.empty() ? "" : ", ") + mv.text + " " +
+               (mv.lo == mv.hi ? signed_value(mv.lo)
+                               : "[" + signed_value(mv.lo) + ", " + signed_value(mv.hi) + "]");
+    return out;
+}
+Json root_moves_json(const ProofTree& tree, Rule rule) {
+    Json out = Json::array();
+    for (const RootMove& mv : root_moves(tree, rule))
+        out.push_back({{"move", mv.text}, {"lower", mv.lo}, {"upper", mv.hi}});
+    return out;
 }
 
 // --prove's question, or nothing (the exact value).
@@ -111,20 +113,27 @@ std::string question_text(const Question& q) {
 
 // The fields a run's JSON and --status --json share. The ETA (campaign/campaign.h, Eta):
 // null while unknown, 0 once the value is exact.
-std::string campaign_fields_json(const Progress& p, const std::string& dir) {
-    std::ostringstream o;
-    o << "\"dir\": " << json_string(dir) << ", \"jobs\": " << p.jobs
-      << ", \"jobs_run\": " << p.run_jobs << ", \"splits\": " << p.splits
-      << ", \"open_jobs\": " << p.open_jobs << ", \"tree_positions\": " << p.tree_positions
-      << ", \"campaign_nodes\": " << p.nodes << ", \"job_seconds\": " << p.job_seconds
-      << ", \"lower\": " << p.root_lo << ", \"upper\": " << p.root_hi;
-    if (p.eta.known)
-        o << ", \"eta_lo_seconds\": " << p.eta.lo << ", \"eta_hi_seconds\": " << p.eta.hi
-          << ", \"eta_pass_jobs\": [" << p.eta.jobs_least << ", " << p.eta.jobs_most
-          << "], \"eta_workers\": " << p.eta.workers;
-    else
-        o << ", \"eta_lo_seconds\": null, \"eta_hi_seconds\": null";
-    return o.str();
+Json campaign_fields(const Progress& p, const std::string& dir) {
+    Json o = {{"dir", dir},
+              {"jobs", p.jobs},
+              {"jobs_run", p.run_jobs},
+              {"splits", p.splits},
+              {"open_jobs", p.open_jobs},
+              {"tree_positions", p.tree_positions},
+              {"campaign_nodes", p.nodes},
+              {"job_seconds", p.job_seconds},
+              {"lower", p.root_lo},
+              {"upper", p.root_hi}};
+    if (p.eta.known) {
+        o["eta_lo_seconds"] = p.eta.lo;
+        o["eta_hi_seconds"] = p.eta.hi;
+        o["eta_pass_jobs"] = Json::array({p.eta.jobs_least, p.eta.jobs_most});
+        o["eta_workers"] = p.eta.workers;
+    } else {
+        o["eta_lo_seconds"] = nullptr;
+        o["eta_hi_seconds"] = nullptr;
+    }
+    return o;
 }
 
 // Opens a CSV log of the directory for appending: a file of another header is moved aside.
@@ -205,19 +214,19 @@ int run_status(const po::variables_map& vm, const std::string& dir) {
         r.p.eta = pass_eta(r.tree, pass_beta, sizes, 1);
     }
     if (vm.count("json")) {
-        std::cout << "{\"pits\": " << c.params.m << ", \"seeds\": " << c.params.n
-                  << ", \"rule\": " << json_string(rule_name(c.params.rule)) << ", "
-                  << campaign_fields_json(r.p, dir);
-        if (!exact) std::cout << ", \"pass_beta\": " << pass_beta;
+        Json j = {{"pits", c.params.m}, {"seeds", c.params.n}, {"rule", rule_name(c.params.rule)}};
+        j.update(campaign_fields(r.p, dir));
+        if (!exact) j["pass_beta"] = pass_beta;
         if (q) {
-            std::cout << ", \"bound\": " << json_string(q->text()) << ", \"proved\": ";
-            std::cout << (q_decided ? (q_proved ? "true" : "false") : "null");
+            j["bound"] = q->text();
+            j["proved"] = q_decided ? Json(q_proved) : Json(nullptr);
         }
-        std::cout << ", \"moves\": " << root_moves_json(r.tree, c.params.rule);
-        if (exact)
-            std::cout << ", \"value\": " << r.p.root_lo << ", \"result\": \""
-                      << result_letter(r.p.root_lo) << "\"";
-        std::cout << "}\n";
+        j["moves"] = root_moves_json(r.tree, c.params.rule);
+        if (exact) {
+            j["value"] = r.p.root_lo;
+            j["result"] = result_letter(r.p.root_lo);
+        }
+        std::cout << json_line(j);
         return 0;
     }
     std::cout << "campaign in " << dir << ": Kalah(" << c.params.m << "," << c.params.n
@@ -227,10 +236,10 @@ int run_status(const po::variables_map& vm, const std::string& dir) {
               << " expanded\n"
               << "nodes: " << r.p.nodes << ", job seconds: " << r.p.job_seconds << "\n"
               << "root: "
-              << (exact ? "value " + signed_text(r.p.root_lo) + " (" + result_letter(r.p.root_lo) +
+              << (exact ? "value " + signed_value(r.p.root_lo) + " (" + result_letter(r.p.root_lo) +
                               " for South)"
-                        : "value in [" + signed_text(r.p.root_lo) + ", " +
-                              signed_text(r.p.root_hi) + "]")
+                        : "value in [" + signed_value(r.p.root_lo) + ", " +
+                              signed_value(r.p.root_hi) + "]")
               << "\n";
     if (const std::string moves = root_moves_text(r.tree, c.params.rule); !moves.empty())
         std::cout << "first moves: " << moves << "\n";
@@ -238,7 +247,7 @@ int run_status(const po::variables_map& vm, const std::string& dir) {
         std::cout << "question: " << question_text(*q) << ": "
                   << (q_decided ? (q_proved ? "proved" : "refuted") : "open") << "\n";
     std::cout << eta_text(r.p.eta, exact || q_decided)
-              << (exact || q_decided ? "" : " for the pass v >= " + signed_text(pass_beta)) << "\n";
+              << (exact || q_decided ? "" : " for the pass v >= " + signed_value(pass_beta)) << "\n";
     return 0;
 }
 
@@ -285,20 +294,25 @@ int run_audit(const po::variables_map& vm, const std::string& dir) {
     auto rerun_text = [](const AuditCheck& a) { return bound_text(!a.claimed_lower, a.got); };
     end_progress_line();
     if (vm.count("json")) {
-        std::cout << "{\"dir\": " << json_string(dir) << ", \"records\": " << c.records.size()
-                  << ", \"audited\": " << chosen.size() << ", \"seed\": " << seed
-                  << ", \"near_root_depth\": " << kNear << ", \"agree\": " << agree
-                  << ", \"disagree\": " << bad.size() << ", \"over_budget\": " << over
-                  << ", \"audit_nodes\": " << solver.stats().nodes << ", \"contradiction\": "
-                  << (contradiction.empty() ? "null" : json_string(contradiction))
-                  << ", \"disagreements\": [";
-        for (size_t k = 0; k < bad.size(); ++k)
-            std::cout << (k ? ", " : "") << "{\"record\": " << bad[k].index
-                      << ", \"position\": " << json_string(format_position(bad[k].pos))
-                      << ", \"beta\": " << bad[k].beta
-                      << ", \"claimed\": " << json_string(claim_text(bad[k]))
-                      << ", \"rerun\": " << json_string(rerun_text(bad[k])) << "}";
-        std::cout << "]}\n";
+        Json disagreements = Json::array();
+        for (const AuditCheck& a : bad)
+            disagreements.push_back({{"record", a.index},
+                                     {"position", format_position(a.pos)},
+                                     {"beta", a.beta},
+                                     {"claimed", claim_text(a)},
+                                     {"rerun", rerun_text(a)}});
+        std::cout << json_line({{"dir", dir},
+                                {"records", c.records.size()},
+                                {"audited", chosen.size()},
+                                {"seed", seed},
+                                {"near_root_depth", kNear},
+                                {"agree", agree},
+                                {"disagree", bad.size()},
+                                {"over_budget", over},
+                                {"audit_nodes", solver.stats().nodes},
+                                {"contradiction", contradiction.empty() ? Json(nullptr)
+                                                                        : Json(contradiction)},
+                                {"disagreements", disagreements}});
     } else {
         std::cout << "audit of " << path << ": " << chosen.size() << " of " << c.records.size()
                   << " records re-run (every bound record within " << kNear
@@ -464,26 +478,36 @@ int run_campaign(const std::vector<std::string>& args) {
     // The in-process worker's table and CPU time (0 when the workers are other ranks).
     const double table_mib = local ? double(local->solver().stats().tt_bytes) / (1 << 20) : 0;
     const double cpu = local ? local->solver().stats().cpu_seconds : 0;
+    // The figures of this run that both JSON objects below carry.
+    auto add_run_figures = [&](Json& j) {
+        j["nodes"] = p.run_nodes;
+        j["seconds"] = secs;
+        j["nodes_per_second"] = uint64_t(nps);
+        j["threads"] = o.threads;
+        j["cpu_seconds"] = cpu;
+        j["ranks"] = ranks();
+        j["tt_mib"] = table_mib;
+        j["tt_budget_mib"] = o.tt_mb;
+        j["job_nodes"] = job_nodes;
+    };
     if (question) {
         if (vm.count("json")) {
-            std::cout << "{\"pits\": " << m << ", \"seeds\": " << n
-                      << ", \"position\": " << json_string(format_position(start))
-                      << ", \"rule\": " << json_string(rule_name(rule))
-                      << ", \"bound\": " << json_string(question->text())
-                      << ", \"proved\": " << (proved ? "true" : "false")
-                      << ", \"moves\": " << root_moves_json(campaign.tree(), rule)
-                      << ", \"nodes\": " << p.run_nodes << ", \"seconds\": " << secs
-                      << ", \"nodes_per_second\": " << uint64_t(nps)
-                      << ", \"threads\": " << o.threads << ", \"cpu_seconds\": " << cpu
-                      << ", \"ranks\": " << ranks() << ", \"tt_mib\": " << table_mib
-                      << ", \"tt_budget_mib\": " << o.tt_mb << ", \"job_nodes\": " << job_nodes
-                      << ", " << campaign_fields_json(p, dir) << "}\n";
+            Json j = {{"pits", m},
+                      {"seeds", n},
+                      {"position", format_position(start)},
+                      {"rule", rule_name(rule)},
+                      {"bound", question->text()},
+                      {"proved", proved},
+                      {"moves", root_moves_json(campaign.tree(), rule)}};
+            add_run_figures(j);
+            j.update(campaign_fields(p, dir));
+            std::cout << json_line(j);
             return 0;
         }
         std::cout << "Kalah(" << m << "," << n << "), rule " << rule_name(rule) << "\n"
                   << "question: " << question_text(*question) << "\n"
                   << "answer: " << (proved ? "proved" : "refuted") << "; proven: v in ["
-                  << signed_text(p.root_lo) << ", " << signed_text(p.root_hi) << "]\n";
+                  << signed_value(p.root_lo) << ", " << signed_value(p.root_hi) << "]\n";
         if (const std::string moves = root_moves_text(campaign.tree(), rule); !moves.empty())
             std::cout << "first moves: " << moves << "\n";
         std::cout << "campaign: " << p.jobs << " jobs (" << p.run_jobs << " this run), "
@@ -494,24 +518,25 @@ int run_campaign(const std::vector<std::string>& args) {
         return 0;
     }
     if (vm.count("json")) {
-        std::cout << "{\"pits\": " << m << ", \"seeds\": " << n
-                  << ", \"position\": " << json_string(format_position(start))
-                  << ", \"rule\": " << json_string(rule_name(rule)) << ", \"value\": " << value
-                  << ", \"result\": \"" << result_letter(value) << "\", \"best\": [";
-        for (size_t i = 0; i < best.size(); ++i)
-            std::cout << (i ? ", " : "") << json_string(best[i]);
-        std::cout << "], \"nodes\": " << p.run_nodes << ", \"seconds\": " << secs
-                  << ", \"nodes_per_second\": " << uint64_t(nps) << ", \"threads\": " << o.threads
-                  << ", \"cpu_seconds\": " << cpu << ", \"ranks\": " << ranks()
-                  << ", \"tt_mib\": " << table_mib << ", \"tt_budget_mib\": " << o.tt_mb
-                  << ", \"job_nodes\": " << job_nodes << ", \"passes\": " << p.passes << ", "
-                  << campaign_fields_json(p, dir) << "}\n";
+        Json best_json = Json::array();
+        for (const auto& b : best) best_json.push_back(b);
+        Json j = {{"pits", m},
+                  {"seeds", n},
+                  {"position", format_position(start)},
+                  {"rule", rule_name(rule)},
+                  {"value", value},
+                  {"result", result_letter(value)},
+                  {"best", best_json}};
+        add_run_figures(j);
+        j["passes"] = p.passes;
+        j.update(campaign_fields(p, dir));
+        std::cout << json_line(j);
         return 0;
     }
     std::string best_text;
     for (const auto& b : best) best_text += (best_text.empty() ? "" : " ") + b;
     std::cout << "Kalah(" << m << "," << n << "), rule " << rule_name(rule) << "\n"
-              << "value: " << signed_text(value) << " (" << result_letter(value) << " for South)\n"
+              << "value: " << signed_value(value) << " (" << result_letter(value) << " for South)\n"
               << "best first moves: "
               << (best.empty() ? "(not separated by the campaign)" : best_text) << "\n"
               << "campaign: " << p.jobs << " jobs (" << p.run_jobs << " this run), " << p.splits

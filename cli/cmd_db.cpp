@@ -3,12 +3,14 @@
 #include <cstdio>
 #include <iostream>
 
+#include "analysis/json.h"
 #include "cli/command.h"
 #include "db/builder.h"
 #include "db/manifest.h"
 #include "db/verify.h"
 
 namespace kalah::cli {
+using namespace kalah::analysis;
 namespace {
 namespace po = boost::program_options;
 
@@ -95,19 +97,23 @@ int run_build(const std::vector<std::string>& args) {
         seconds += s.seconds;
     }
     if (json) {
-        std::cout << "{\"pits\": " << o.m << ", \"rule\": " << json_string(rule_name(o.rule))
-                  << ", \"db\": " << json_string(o.dir) << ", \"max_seeds\": " << o.max_seeds
-                  << ", \"layers\": [";
-        for (size_t i = 0; i < stats.size(); ++i) {
-            const auto& st = stats[i];
-            std::cout << (i ? ", " : "") << "{\"seeds\": " << st.s
-                      << ", \"entries\": " << st.entries << ", \"bytes\": " << st.compressed_bytes
-                      << ", \"seconds\": " << st.seconds << ", \"cpu_seconds\": " << st.cpu_seconds
-                      << ", \"reused\": " << (st.reused ? "true" : "false")
-                      << ", \"value_hash\": \"" << hex16(st.value_hash) << "\"}";
-        }
-        std::cout << "], \"entries\": " << entries << ", \"bytes\": " << bytes
-                  << ", \"seconds\": " << seconds << "}\n";
+        Json layers = Json::array();
+        for (const auto& st : stats)
+            layers.push_back({{"seeds", st.s},
+                              {"entries", st.entries},
+                              {"bytes", st.compressed_bytes},
+                              {"seconds", st.seconds},
+                              {"cpu_seconds", st.cpu_seconds},
+                              {"reused", st.reused},
+                              {"value_hash", hex16(st.value_hash)}});
+        std::cout << json_line({{"pits", o.m},
+                                {"rule", rule_name(o.rule)},
+                                {"db", o.dir},
+                                {"max_seeds", o.max_seeds},
+                                {"layers", layers},
+                                {"entries", entries},
+                                {"bytes", bytes},
+                                {"seconds", seconds}});
         return 0;
     }
     std::cout << "database m=" << o.m << " " << rule_name(o.rule) << " layers 0.." << o.max_seeds
@@ -127,12 +133,12 @@ int verify_manifest(const po::variables_map& vm, const db::VerifyOptions& o) {
     for (const auto& p : res.problems) std::cerr << "kalah verify-db: " << p << "\n";
     const bool ok = res.problems.empty();
     if (vm.count("json")) {
-        std::cout << "{\"db\": " << json_string(o.dir) << ", \"manifest\": " << json_string(file)
-                  << ", \"ok\": " << (ok ? "true" : "false") << ", \"checked\": " << res.checked
-                  << ", \"missing\": " << res.missing << ", \"problems\": [";
-        for (size_t i = 0; i < res.problems.size(); ++i)
-            std::cout << (i ? ", " : "") << json_string(res.problems[i]);
-        std::cout << "]}\n";
+        std::cout << json_line({{"db", o.dir},
+                                {"manifest", file},
+                                {"ok", ok},
+                                {"checked", res.checked},
+                                {"missing", res.missing},
+                                {"problems", res.problems}});
     } else {
         std::cout << (ok ? "OK" : "FAILED") << ": " << res.checked
                   << " layers compared with the manifest, " << res.missing
@@ -176,13 +182,12 @@ int run_verify(const std::vector<std::string>& args) {
     const auto res = db::verify_database(o);
     for (const auto& p : res.problems) std::cerr << "kalah verify-db: " << p << "\n";
     if (vm.count("json")) {
-        std::cout << "{\"db\": " << json_string(o.dir)
-                  << ", \"ok\": " << (res.ok() ? "true" : "false") << ", \"files\": " << res.files
-                  << ", \"twins\": " << res.twins << ", \"entries\": " << res.entries
-                  << ", \"problems\": [";
-        for (size_t i = 0; i < res.problems.size(); ++i)
-            std::cout << (i ? ", " : "") << json_string(res.problems[i]);
-        std::cout << "]}\n";
+        std::cout << json_line({{"db", o.dir},
+                                {"ok", res.ok()},
+                                {"files", res.files},
+                                {"twins", res.twins},
+                                {"entries", res.entries},
+                                {"problems", res.problems}});
     } else {
         std::cout << (res.ok() ? "OK" : "FAILED") << ": " << res.files << " layer files, "
                   << res.twins << " packed twins, " << res.entries << " entries re-derived, "

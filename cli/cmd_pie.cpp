@@ -2,11 +2,12 @@
 #include <cstdio>
 #include <iostream>
 
-#include "cli/analysis.h"
+#include "analysis/analysis.h"
 #include "cli/command.h"
-#include "cli/reports.h"
+#include "analysis/reports.h"
 
 namespace kalah::cli {
+using namespace kalah::analysis;
 namespace {
 namespace po = boost::program_options;
 

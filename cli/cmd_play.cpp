@@ -5,10 +5,12 @@
 #include <random>
 #include <sstream>
 
-#include "cli/analysis.h"
+#include "analysis/text.h"
+#include "analysis/analysis.h"
 #include "cli/command.h"
 
 namespace kalah::cli {
+using namespace kalah::analysis;
 namespace {
 namespace po = boost::program_options;
 

@@ -1,5 +1,5 @@
 // `kalah serve`: the web analysis board. cpp-httplib serves the embedded page (web/) and
-// the GET-only JSON API of cli/server.h; everything else is refused.
+// the GET-only JSON API of serve/server.h; everything else is refused.
 #include <httplib.h>
 #include <pthread.h>
 #include <signal.h>
@@ -10,10 +10,11 @@
 
 #include "cli/command.h"
 #include "cli/options.h"
-#include "cli/server.h"
-#include "cli/web_assets.h"
+#include "serve/server.h"
+#include "serve/web_assets.h"
 
 namespace kalah::cli {
+using namespace kalah::serve;
 namespace {
 namespace po = boost::program_options;
 
@@ -68,6 +69,7 @@ int run(const std::vector<std::string>& args) {
     const std::string host = vm["bind"].as<std::string>();
     if (vm.count("db")) c.db_dir = vm["db"].as<std::string>();
     c.db_memory_bytes = static_cast<size_t>(db_memory_gib(vm) * double(1ull << 30));
+    c.db_layout = db_layout(vm);
     const bool log = !vm.count("quiet");
 
     // SIGINT and SIGTERM are taken by one thread (sigwait) that stops the server cleanly;

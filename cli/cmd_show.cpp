@@ -1,10 +1,12 @@
 // `kalah show`: replay moves from a position and draw the board.
 #include <iostream>
 
+#include "analysis/text.h"
 #include "cli/command.h"
-#include "cli/reports.h"
+#include "analysis/reports.h"
 
 namespace kalah::cli {
+using namespace kalah::analysis;
 namespace {
 namespace po = boost::program_options;
 

@@ -4,19 +4,31 @@
 #include <iostream>
 #include <optional>
 
+#include "analysis/json.h"
+#include "analysis/reports.h"
+#include "analysis/text.h"
 #include "cli/command.h"
-#include "cli/reports.h"
 #include "db/database.h"
 #include "solver/question.h"
 #include "solver/solver.h"
 
 namespace kalah::cli {
+using namespace kalah::analysis;
 namespace {
 namespace po = boost::program_options;
 
-std::string result_word(int v) { return result_letter(v); }
-
-std::string signed_text(int v) { return (v > 0 ? "+" : "") + std::to_string(v); }
+// The solver's figures that every search command's JSON ends with.
+void add_solver_figures(Json& j, uint64_t nodes, double secs, const SolverOptions& o,
+                        double cpu_seconds, double table_mib, const db::Database* db) {
+    j["nodes"] = nodes;
+    j["seconds"] = secs;
+    j["nodes_per_second"] = uint64_t(secs > 0 ? nodes / secs : 0);
+    j["threads"] = o.threads;
+    j["cpu_seconds"] = cpu_seconds;
+    j["tt_mib"] = table_mib;
+    j["tt_budget_mib"] = o.tt_mb;
+    j["db_seeds"] = db ? db->max_seeds() : -1;
+}
 
 // `solve --prove Q`: one null-window test settles Q instead of the exact value.
 int report_bound(const po::variables_map& vm, Solver& solver, const SolverOptions& o,
@@ -32,27 +44,26 @@ int report_bound(const po::variables_map& vm, Solver& solver, const SolverOption
     end_progress_line();
     const std::string name = q.name();
     if (vm.count("json")) {
-        std::cout << "{\"pits\": " << m << ", \"seeds\": " << n
-                  << ", \"position\": " << json_string(format_position(start))
-                  << ", \"rule\": " << json_string(rule_name(rule))
-                  << ", \"bound\": " << json_string(q.text())
-                  << ", \"question\": " << json_string(name.empty() ? "v " + q.text() : name)
-                  << ", \"proved\": " << (a.proved ? "true" : "false")
-                  << ", \"lower\": " << a.lower << ", \"upper\": " << a.upper << ", \"move\": "
-                  << (a.move >= 0 ? json_string(a.move_text) : "null") << ", \"move_keeps\": "
-                  << (a.move >= 0 ? json_string(a.kept.text()) : "null") << ", \"nodes\": " << nodes
-                  << ", \"seconds\": " << secs << ", \"nodes_per_second\": " << uint64_t(nps)
-                  << ", \"threads\": " << o.threads
-                  << ", \"cpu_seconds\": " << solver.stats().cpu_seconds
-                  << ", \"tt_mib\": " << table_mib << ", \"tt_budget_mib\": " << o.tt_mb
-                  << ", \"db_seeds\": " << (db ? db->max_seeds() : -1) << "}\n";
+        Json j = {{"pits", m},
+                  {"seeds", n},
+                  {"position", format_position(start)},
+                  {"rule", rule_name(rule)},
+                  {"bound", q.text()},
+                  {"question", name.empty() ? "v " + q.text() : name},
+                  {"proved", a.proved},
+                  {"lower", a.lower},
+                  {"upper", a.upper},
+                  {"move", a.move >= 0 ? Json(a.move_text) : Json(nullptr)},
+                  {"move_keeps", a.move >= 0 ? Json(a.kept.text()) : Json(nullptr)}};
+        add_solver_figures(j, nodes, secs, o, solver.stats().cpu_seconds, table_mib, db);
+        std::cout << json_line(j);
         return 0;
     }
     std::cout << "Kalah(" << m << "," << n << "), rule " << rule_name(rule) << "\n"
               << "question: v " << q.text() << (name.empty() ? "" : " (" + name + " for South)")
               << "\n"
               << "answer: " << (a.proved ? "proved" : "refuted") << "; proven: v in ["
-              << signed_text(a.lower) << ", " << signed_text(a.upper) << "]\n";
+              << signed_value(a.lower) << ", " << signed_value(a.upper) << "]\n";
     if (a.move >= 0)
         std::cout << "a first move keeping v " << a.kept.text() << ": " << a.move_text << "\n";
     std::cout << "nodes: " << nodes << ", seconds: " << secs << ", nodes/s: " << uint64_t(nps)
@@ -113,30 +124,22 @@ int run_solve(const std::vector<std::string>& args) {
     rep.rule = rule;
     rep.value = value;
     rep.pv = solver.principal_variation(start);
-    Board end = start;
-    std::string best, line;
-    for (const auto& p : rep.pv) {
-        if (p.side == Side::South && best.size() == line.size()) best += (best.empty() ? "" : " ") + p.text;
-        line += (line.empty() ? "" : " ") + p.text;
-        end.play(p.pit, rule);
-    }
-    const int sa = final_store(end, Side::South), sb = final_store(end, Side::North);
+    const PvText t = pv_text(start, rep.pv, rule);
+    const int sa = final_store(t.end, Side::South), sb = final_store(t.end, Side::North);
     const double nps = secs > 0 ? nodes / secs : 0;
     end_progress_line();
     if (vm.count("json")) {
-        std::cout << "{\"pits\": " << m << ", \"seeds\": " << n << ", " << pv_fields_json(rep)
-                  << ", \"nodes\": " << nodes << ", \"seconds\": " << secs
-                  << ", \"nodes_per_second\": " << uint64_t(nps) << ", \"threads\": " << o.threads
-                  << ", \"cpu_seconds\": " << cpu << ", \"tt_mib\": " << table_mib
-                  << ", \"tt_budget_mib\": " << o.tt_mb
-                  << ", \"db_seeds\": " << (db ? db->max_seeds() : -1) << "}\n";
+        Json j = {{"pits", m}, {"seeds", n}};
+        j.update(pv_fields(rep));
+        add_solver_figures(j, nodes, secs, o, cpu, table_mib, db.get());
+        std::cout << json_line(j);
         return 0;
     }
     std::cout << "Kalah(" << m << "," << n << "), rule " << rule_name(rule) << "\n"
-              << "value: " << (value > 0 ? "+" : "") << value << " (" << result_word(value)
+              << "value: " << signed_value(value) << " (" << result_letter(value)
               << " for South)\n"
-              << "best first turn: " << best << "\n"
-              << "pv: " << line << "\n"
+              << "best first turn: " << t.best_turn << "\n"
+              << "pv: " << t.line << "\n"
               << "final score: " << sa << "-" << sb << "\n"
               << "nodes: " << nodes << ", seconds: " << secs << ", nodes/s: " << uint64_t(nps)
               << "\n"
@@ -179,11 +182,10 @@ int run_query(const std::vector<std::string>& args) {
                   << final_store(b, Side::North) << ": value " << value << "\n";
         return 0;
     }
-    std::cout << "value: " << (value > 0 ? "+" : "") << value
-              << " (South's final margin), " << to_move << " to move\n";
+    std::cout << "value: " << signed_value(value) << " (South's final margin), " << to_move << " to move\n";
     for (const auto& mv : moves)
         std::cout << "  " << mv.text << std::string(mv.text.size() < 8 ? 8 - mv.text.size() : 1, ' ')
-                  << (mv.value > 0 ? "+" : "") << mv.value << (is_best(mv.value) ? "  best" : "")
+                  << signed_value(mv.value) << (is_best(mv.value) ? "  best" : "")
                   << "\n";
     return 0;
 }

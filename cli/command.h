@@ -40,19 +40,6 @@ bool parse_options(const std::string& cmd, const std::string& usage,
 int guarded(const std::string& cmd, int (*body)(const std::vector<std::string>&),
             const std::vector<std::string>& args);
 
-// Minimal JSON text helpers.
-std::string json_string(const std::string& s);
-
 }  // namespace kalah::cli
 
 #include "cli/options.h"
-
-namespace kalah::cli {
-
-// Seeds each side ends with when the game is over (stores plus own row swept).
-int final_store(const Board& b, Side s);
-
-// Human-readable board: North's row (B6..B1) above South's (A1..A6), stores at the ends.
-std::string draw_board(const Board& b);
-
-}  // namespace kalah::cli

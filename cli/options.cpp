@@ -1,7 +1,6 @@
 // The options shared by the commands (cli/options.h).
 #include "cli/options.h"
 
-#include <fcntl.h>
 #include <omp.h>
 #include <unistd.h>
 
@@ -12,13 +11,14 @@
 #include <iostream>
 #include <sstream>
 
-#include "cli/reports.h"
-#include "core/regular_file.h"
+#include "analysis/reports.h"
 #include "db/database.h"
 #include "db/format.h"
 #include "db/index.h"
+#include "db/open.h"
 
 namespace kalah::cli {
+using namespace kalah::analysis;
 namespace po = boost::program_options;
 
 void add_game_options(po::options_description& opts, bool with_moves) {
@@ -135,56 +135,33 @@ double db_memory_gib(const po::variables_map& vm) {
     return gb;
 }
 
+db::Database::Layout db_layout(const po::variables_map& vm) {
+    const std::string name = vm["db-layout"].as<std::string>();
+    if (name == "auto") return db::Database::Layout::Auto;
+    if (name == "raw") return db::Database::Layout::Raw;
+    if (name == "packed") return db::Database::Layout::Packed;
+    if (name == "mapped") return db::Database::Layout::Mapped;
+    throw InputError("--db-layout must be auto, raw, packed or mapped, not '" + name + "'");
+}
+
 std::unique_ptr<db::Database> open_database(const po::variables_map& vm, const std::string& cmd,
                                             int m, Rule rule, const std::string& otherwise) {
     if (!vm.count("db")) return nullptr;
-    const std::string dir = vm["db"].as<std::string>();
-    const double gb = db_memory_gib(vm);
-    std::string why, damage;
-    const std::string layout_name = vm["db-layout"].as<std::string>();
-    db::Database::Layout layout = db::Database::Layout::Auto;
-    if (layout_name == "raw")
-        layout = db::Database::Layout::Raw;
-    else if (layout_name == "packed")
-        layout = db::Database::Layout::Packed;
-    else if (layout_name == "mapped")
-        layout = db::Database::Layout::Mapped;
-    else if (layout_name != "auto")
-        throw InputError("--db-layout must be auto, raw, packed or mapped, not '" + layout_name +
-                         "'");
-    auto database = db::Database::open(dir, m, rule, static_cast<size_t>(gb * double(1ull << 30)),
-                                       &why, &damage, layout);
-    // A damaged file is an error (exit 1), not a smaller database: the user asked for
-    // this database, and `build-db` rebuilds exactly the damaged layers. What is not a
-    // readable regular file (a directory, a FIFO, a symbolic link loop) it does not
-    // replace: no hint then.
-    if (!damage.empty()) {
-        std::string why_not;
-        const int fd =
-            open_regular_file(dir + "/" + damage.substr(0, damage.find(": ")), O_RDONLY, &why_not);
-        if (fd >= 0) ::close(fd);
-        throw db::FormatError(dir + "/" + damage +
-                              (fd >= 0 ? " (kalah build-db rebuilds damaged layers)" : ""));
-    }
-    if (!database) {
-        std::cerr << "kalah " << cmd << ": no endgame database (" << why << "); " << otherwise
-                  << "\n";
+    db::OpenRequest r;
+    r.dir = vm["db"].as<std::string>();
+    r.m = m;
+    r.rule = rule;
+    r.memory_bytes = static_cast<size_t>(db_memory_gib(vm) * double(1ull << 30));
+    r.layout = db_layout(vm);
+    db::Opened o = db::open_checked(r);  // a damaged file throws (exit 1)
+    if (!o.db) {
+        std::cerr << "kalah " << cmd << ": no endgame database (" << o.why_none << "); "
+                  << otherwise << "\n";
         return nullptr;
     }
-    if (!why.empty()) std::cerr << "kalah " << cmd << ": warning: " << why << "\n";
-    std::cerr << "kalah " << cmd << ": endgame database " << dir << ", layers 0.."
-              << database->max_seeds() << " seeds (m=" << m << ", " << rule_name(rule) << "; ";
-    const int resident = database->resident_layers(), packed = database->packed_layers();
-    if (packed > 0)
-        std::cerr << "layers " << resident - packed << ".." << resident - 1 << " packed, ";
-    if (resident <= database->max_seeds())
-        std::cerr << "layers " << resident << ".." << database->max_seeds()
-                  << " read through a block cache (they do not fit in --db-memory-gb), ";
-    char held[64];
-    std::snprintf(held, sizeof held, "%.2f GiB in memory)\n",
-                  double(database->memory_bytes()) / double(1ull << 30));
-    std::cerr << held;
-    return database;
+    if (!o.warning.empty()) std::cerr << "kalah " << cmd << ": warning: " << o.warning << "\n";
+    std::cerr << "kalah " << cmd << ": " << db::describe(*o.db, r.dir) << "\n";
+    return std::move(o.db);
 }
 
 void add_time_limit_option(po::options_description& opts) {
@@ -335,5 +312,16 @@ SolverOptions solver_options(const po::variables_map& vm, const std::string& cmd
 void end_progress_line() {
     if (line_open.exchange(false)) std::cerr << "\r\033[K" << std::flush;
 }
+
+SolverSetup make_solver(const po::variables_map& vm, const std::string& cmd, const Board& start,
+                        Rule rule, bool heartbeat) {
+    SolverSetup s;
+    const int m = start.pits();
+    SolverOptions o = solver_options(vm, cmd, m, rule, start.seeds_in_pits(), s.db, false);
+    if (!heartbeat) o.heartbeat = nullptr;
+    s.solver = std::make_unique<Solver>(m, rule, o);
+    return s;
+}
+
 
 }  // namespace kalah::cli

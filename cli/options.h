@@ -10,11 +10,8 @@
 #include <vector>
 
 #include "core/notation.h"
+#include "db/database.h"
 #include "solver/solver.h"
-
-namespace kalah::db {
-class Database;
-}
 
 namespace kalah::cli {
 
@@ -52,12 +49,26 @@ size_t checked_tt_mb(const boost::program_options::variables_map& vm);
 void add_db_options(boost::program_options::options_description& opts, bool use_default_dir = true);
 // --db-memory-gb, checked.
 double db_memory_gib(const boost::program_options::variables_map& vm);
-// Opens the database the options name for (m, rule). Prints one line on stderr: what is
-// used, or why nothing is followed by `otherwise` (what happens instead). A damaged file
-// is an error (db::FormatError, exit 1). Returns nullptr when there is no usable database.
+// --db-layout, checked.
+db::Database::Layout db_layout(const boost::program_options::variables_map& vm);
+// Opens the database the options name for (m, rule) under the one open policy of
+// db/open.h (a damaged or unreadable layer file is db::FormatError, exit 1). Prints one
+// line on stderr: what is used, or why nothing is followed by `otherwise` (what happens
+// instead). Returns nullptr when there is no usable database.
 std::unique_ptr<db::Database> open_database(const boost::program_options::variables_map& vm,
                                             const std::string& cmd, int m, Rule rule,
                                             const std::string& otherwise = "searching without one");
+
+// The Solver that the options of add_solver_options describe, with its
+// database (opened when --db names a usable one, or built in memory); `start` is the
+// largest position it will search. Heartbeats go to stderr if `heartbeat`
+// and not --quiet.
+struct SolverSetup {
+    std::unique_ptr<db::Database> db;
+    std::unique_ptr<Solver> solver;
+};
+SolverSetup make_solver(const boost::program_options::variables_map& vm, const std::string& cmd,
+                        const Board& start, Rule rule, bool heartbeat = true);
 
 // --time-limit S: a search still running after S seconds stops (SolverOptions::
 // time_limit_seconds); the command then exits kExitStopped (cli/command.h) with one line.

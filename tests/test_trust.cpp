@@ -73,6 +73,20 @@ void check_one_line(const std::string& cmd, int status, const std::string& file,
     CHECK(r.err.find(problem) != std::string::npos);
 }
 
+// `kalah serve` over the database d, where it is built: it opens every layer at its start
+// under the open policy of every command (db/open.h), so a layer file that stops a search
+// stops the server before it listens. A server that started anyway would run until
+// kLimit kills it: a wrong exit status.
+std::vector<std::string> serve_over(const std::string& d, const std::string& layout = "auto") {
+#ifdef KALAH_HAS_SERVE
+    return {"serve --port 0 -q --tt-mb 16 --db-layout " + layout + " --db " + d};
+#else
+    (void)d;
+    (void)layout;
+    return {};
+#endif
+}
+
 }  // namespace
 
 TEST_SUITE("trust") {
@@ -92,6 +106,8 @@ TEST_SUITE("trust") {
                                    layout + " --db " + d,
                                1, kdb, "not a regular file (a FIFO)");
             }
+            for (const std::string& serve : serve_over(d))
+                check_one_line(serve, 1, kdb, "not a regular file (a FIFO)");
             check_one_line("verify-db -q --dir " + d, 1, kdb, "not a regular file (a FIFO)");
             check_one_line("build-db --pits 3 --max-seeds 6 -q --dir " + d, 1, kdb,
                            "not a regular file (a FIFO)");
@@ -230,6 +246,9 @@ TEST_SUITE("trust") {
                     " -q --tt-mb 16 --threads " + threads + " --db-layout " + layout + " --db " + d;
                 check_layer_error("solve --pits 3 --seeds 2" + opts, kdb, "damaged");
                 check_layer_error("query --pits 3 --seeds 2 --moves A1" + opts, kdb, "damaged");
+                if (threads == "1")
+                    for (const std::string& serve : serve_over(d, layout))
+                        check_layer_error(serve, kdb, "damaged");
                 // Read through the block cache (nothing resident) as well: the damage is
                 // met during the search, after the line saying which database is used.
                 const CliResult r = run_kalah_within(
@@ -305,13 +324,14 @@ TEST_SUITE("trust") {
             fs::create_directories(path + "/x");
             problem = "a directory, not a file";
         }
-        const std::vector<std::string> cmds = {
+        std::vector<std::string> cmds = {
             "solve --pits 3 --seeds 2 -q --tt-mb 16 --threads 1 --db " + d,
             "solve --pits 3 --seeds 2 -q --tt-mb 16 --threads 2 --db-layout raw --db " + d,
             "query --pits 3 --seeds 2 --moves A1 -q --tt-mb 16 --db " + d,
             "query --pits 3 --seeds 2 -q --tt-mb 16 --db-layout mapped --db " + d,
             "verify-db -q --dir " + d,
             "build-db --pits 3 --max-seeds 6 -q --dir " + d};
+        for (const std::string& serve : serve_over(d)) cmds.push_back(serve);
         for (const std::string& cmd : cmds) {
             check_one_line(cmd, 1, kdb + ": " + problem, problem);
             const CliResult r = run_kalah_within(kLimit, cmd);

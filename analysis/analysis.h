@@ -2,19 +2,17 @@
 // annotation (?/??), and the engine's playing levels.
 #pragma once
 
-#include <boost/program_options.hpp>
 #include <cstdint>
-#include <memory>
 #include <random>
 #include <string>
 #include <vector>
 
+#include "analysis/json.h"
 #include "core/board.h"
 #include "core/notation.h"
-#include "db/database.h"
 #include "solver/solver.h"
 
-namespace kalah::cli {
+namespace kalah::analysis {
 
 // ---- Opening turns and the pie rule (rules.md "Pie rule") -------------------------------
 
@@ -124,21 +122,8 @@ private:
 // Picks the engine's move (index into mv) for the side `mover`.
 size_t choose_move(const std::vector<MoveValue>& mv, Side mover, Level level, Rng& rng);
 
-// ---- Shared by the commands ----------------------------------------------------------------
+// ---- Values ------------------------------------------------------------------------------
 
-// The Solver that the options of add_solver_options (cli/options.h) describe, with its
-// database (opened when --db names a usable one, or built in memory); `start` is the
-// largest position it will search. Heartbeats go to stderr if `heartbeat`
-// and not --quiet.
-struct SolverSetup {
-    std::unique_ptr<db::Database> db;
-    std::unique_ptr<Solver> solver;
-};
-SolverSetup make_solver(const boost::program_options::variables_map& vm, const std::string& cmd,
-                        const Board& start, Rule rule, bool heartbeat = true);
-
-std::string signed_value(int v);          // "+3", "0", "-2"
 int for_side(int south_margin, Side s);   // the margin seen by s
-const char* result_word(int margin);      // "win", "draw", "loss" (for whoever's margin)
 
-}  // namespace kalah::cli
+}  // namespace kalah::analysis

@@ -1,7 +1,7 @@
-// The web API of `kalah serve` (cli/server.h): parameter checks, the solver pool with its
+// The web API of `kalah serve` (serve/server.h): parameter checks, the solver pool with its
 // queue and budget watchdog, and the endpoints, each answering with the CLI's own JSON
-// (cli/reports.h).
-#include "cli/server.h"
+// (analysis/reports.h).
+#include "serve/server.h"
 
 #include <atomic>
 #include <chrono>
@@ -14,13 +14,18 @@
 #include <thread>
 #include <vector>
 
-#include "cli/analysis.h"
+#include "analysis/analysis.h"
+#include "analysis/reports.h"
+#include "analysis/text.h"
 #include "cli/command.h"
 #include "cli/options.h"
-#include "cli/reports.h"
 #include "db/database.h"
+#include "db/open.h"
 
-namespace kalah::cli {
+namespace kalah::serve {
+using namespace kalah::analysis;
+using cli::add_game_options;
+using cli::game_from_options;
 namespace po = boost::program_options;
 using Clock = std::chrono::steady_clock;
 
@@ -85,38 +90,29 @@ Request parse_request(const std::multimap<std::string, std::string>& params,
     return r;
 }
 
-// The databases on disk, opened on first use for each (m, rule) and kept open.
+// The databases on disk, opened on first use for each (m, rule) and kept open, under the
+// open policy of every command (db/open.h): a damaged layer file is db::FormatError.
 class Databases {
   public:
-    Databases(std::string dir, size_t memory) : dir_(std::move(dir)), memory_(memory) {}
+    Databases(std::string dir, size_t memory, db::Database::Layout layout)
+        : dir_(std::move(dir)), memory_(memory), layout_(layout) {}
     const db::Database* get(int m, Rule rule) {
         std::lock_guard<std::mutex> lock(mu_);
         const int key = m * 2 + static_cast<int>(rule);
         auto it = open_.find(key);
         if (it != open_.end()) return it->second.get();
-        std::unique_ptr<db::Database> d;
-        if (!dir_.empty()) {
-            std::string why, damage;
-            d = db::Database::open(dir_, m, rule, memory_, &why, &damage);
-            const std::string what = "m=" + std::to_string(m) + " " + rule_name(rule);
-            if (!damage.empty()) {
-                std::cerr << "kalah serve: " << dir_ << "/" << damage
-                          << "; searching without a database (" << what << ")\n";
-                d.reset();
-            } else if (!d) {
-                // Most (m, rule) have none; searching without one is the normal case.
-            } else {
-                if (!why.empty()) std::cerr << "kalah serve: warning: " << why << "\n";
-                std::cerr << "kalah serve: endgame database " << dir_ << ", layers 0.."
-                          << d->max_seeds() << " seeds (" << what << ")\n";
-            }
-        }
-        return (open_[key] = std::move(d)).get();
+        db::Opened o;
+        // Most (m, rule) have no database: searching without one is the normal case.
+        if (!dir_.empty()) o = db::open_checked({dir_, m, rule, memory_, layout_});
+        if (!o.warning.empty()) std::cerr << "kalah serve: warning: " << o.warning << "\n";
+        if (o.db) std::cerr << "kalah serve: " << db::describe(*o.db, dir_) << "\n";
+        return (open_[key] = std::move(o.db)).get();
     }
 
   private:
     std::string dir_;
     size_t memory_;
+    db::Database::Layout layout_;
     std::mutex mu_;
     std::map<int, std::unique_ptr<db::Database>> open_;
 };
@@ -242,7 +238,7 @@ struct Api::Impl {
     Databases dbs;
     SolverPool pool;
     explicit Impl(const ServeConfig& c)
-        : config(c), dbs(c.db_dir, c.db_memory_bytes), pool(config, dbs) {}
+        : config(c), dbs(c.db_dir, c.db_memory_bytes, c.db_layout), pool(config, dbs) {}
 
     // Runs work on a solver for the request's board. `largest` is the position with the
     // most seeds in pits the work will search: when the database holds it (or the game is
@@ -367,4 +363,4 @@ ApiReply Api::get(const std::string& name, const std::multimap<std::string, std:
     }
 }
 
-}  // namespace kalah::cli
+}  // namespace kalah::serve

@@ -1,36 +1,19 @@
 // Opening-turn enumeration, pie-rule analysis, game annotation and engine levels.
-#include "cli/analysis.h"
+#include "analysis/analysis.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <fstream>
 #include <iostream>
 #include <sstream>
 
-#include "cli/command.h"
+#include "analysis/text.h"
 #include "db/database.h"
 
-namespace kalah::cli {
+namespace kalah::analysis {
 
-std::string signed_value(int v) {
-    std::string s = std::to_string(v);
-    if (v > 0) s.insert(s.begin(), '+');  // (not "+" + s: GCC 12 warns -Wrestrict there)
-    return s;
-}
 int for_side(int south_margin, Side s) { return s == Side::South ? south_margin : -south_margin; }
-const char* result_word(int margin) { return margin > 0 ? "win" : margin < 0 ? "loss" : "draw"; }
-
-namespace po = boost::program_options;
-
-SolverSetup make_solver(const po::variables_map& vm, const std::string& cmd, const Board& start,
-                        Rule rule, bool heartbeat) {
-    SolverSetup s;
-    const int m = start.pits();
-    SolverOptions o = solver_options(vm, cmd, m, rule, start.seeds_in_pits(), s.db, false);
-    if (!heartbeat) o.heartbeat = nullptr;
-    s.solver = std::make_unique<Solver>(m, rule, o);
-    return s;
-}
 
 namespace {
 int sign(int v) { return (v > 0) - (v < 0); }
@@ -187,44 +170,45 @@ std::string format_annotation(const Annotation& a, const Side* only) {
 }
 
 std::string annotation_json(const Annotation& a, Rule rule) {
-    std::ostringstream os;
-    os << "{\"start\": " << json_string(format_position(a.start))
-       << ", \"rule\": " << json_string(rule_name(rule)) << ",\n \"moves\": [";
-    for (size_t i = 0; i < a.notes.size(); ++i) {
-        const MoveNote& n = a.notes[i];
-        os << (i ? ",\n  " : "\n  ") << "{\"ply\": " << n.ply << ", \"side\": \""
-           << side_letter(n.move.side) << "\", \"move\": " << json_string(n.move.text)
-           << ", \"before\": " << n.before_value << ", \"after\": " << n.after_value
-           << ", \"loss\": " << n.loss << ", \"mark\": " << json_string(mark_text(n.mark))
-           << ", \"best\": [";
-        for (size_t j = 0; j < n.best.size(); ++j) os << (j ? ", " : "") << json_string(n.best[j]);
-        os << "]}";
+    Json moves = Json::array();
+    for (const MoveNote& n : a.notes) {
+        Json best = Json::array();
+        for (const auto& b : n.best) best.push_back(b);
+        moves.push_back({{"ply", n.ply},
+                         {"side", std::string(1, side_letter(n.move.side))},
+                         {"move", n.move.text},
+                         {"before", n.before_value},
+                         {"after", n.after_value},
+                         {"loss", n.loss},
+                         {"mark", mark_text(n.mark)},
+                         {"best", best}});
     }
-    os << "],\n \"summary\": {";
+    Json summary = Json::object();
     for (Side s : {Side::South, Side::North}) {
         const PlayerSummary& ps = a.player[static_cast<int>(s)];
-        char acc[32];
-        std::snprintf(acc, sizeof acc, "%.4f", ps.accuracy());
-        os << (s == Side::South ? "" : ", ") << "\"" << side_letter(s) << "\": {\"moves\": "
-           << ps.moves << ", \"best\": " << ps.best << ", \"accuracy\": " << acc
-           << ", \"mistakes\": " << ps.mistakes << ", \"blunders\": " << ps.blunders
-           << ", \"total_loss\": " << ps.total_loss << ", \"biggest_mistake\": ";
-        if (ps.worst < 0) {
-            os << "null";
-        } else {
+        Json worst = nullptr;
+        if (ps.worst >= 0) {
             const MoveNote& w = a.notes[ps.worst];
-            os << "{\"ply\": " << w.ply << ", \"move\": " << json_string(w.move.text)
-               << ", \"loss\": " << w.loss << "}";
+            worst = {{"ply", w.ply}, {"move", w.move.text}, {"loss", w.loss}};
         }
-        os << "}";
+        summary[std::string(1, side_letter(s))] = {
+            {"moves", ps.moves},
+            {"best", ps.best},
+            {"accuracy", std::round(ps.accuracy() * 1e4) / 1e4},  // four decimals
+            {"mistakes", ps.mistakes},
+            {"blunders", ps.blunders},
+            {"total_loss", ps.total_loss},
+            {"biggest_mistake", worst}};
     }
-    os << "},\n \"end\": " << json_string(format_position(a.end))
-       << ", \"over\": " << (a.end.over() ? "true" : "false") << ", \"value\": " << a.end_value;
-    if (a.end.over())
-        os << ", \"score\": [" << final_store(a.end, Side::South) << ", "
-           << final_store(a.end, Side::North) << "]";
-    os << "}\n";
-    return os.str();
+    Json j = {{"start", format_position(a.start)},
+              {"rule", rule_name(rule)},
+              {"moves", moves},
+              {"summary", summary},
+              {"end", format_position(a.end)},
+              {"over", a.end.over()},
+              {"value", a.end_value}};
+    if (a.end.over()) j["score"] = score_json(a.end);
+    return json_line(j);
 }
 
 std::string read_record_file(const std::string& path) {
@@ -280,4 +264,4 @@ size_t choose_move(const std::vector<MoveValue>& mv, Side mover, Level level, Rn
     return best_moves[rng.below(best_moves.size())];
 }
 
-}  // namespace kalah::cli
+}  // namespace kalah::analysis

@@ -1,5 +1,5 @@
 // The JSON objects of the commands, built in one place: the CLI's --json output and the
-// web API of `kalah serve` (cli/server.h) call the same functions, so a field cannot mean
+// web API of `kalah serve` (serve/server.h) call the same functions, so a field cannot mean
 // two things in two places. README "JSON fields" lists the vocabulary.
 #pragma once
 
@@ -7,15 +7,13 @@
 #include <string>
 #include <vector>
 
-#include "cli/analysis.h"
+#include "analysis/analysis.h"
+#include "analysis/json.h"
 #include "core/board.h"
 #include "core/notation.h"
 #include "solver/solver.h"
 
-namespace kalah::cli {
-
-// "W", "D" or "L" for South's margin v.
-std::string result_letter(int v);
+namespace kalah::analysis {
 
 // Replays a record from b (updated) like kalah::replay, but an error names the ply:
 // "ply 3: move 'A9' names pit 9 ...".
@@ -36,7 +34,7 @@ std::string query_json(const QueryReport& q);
 
 // A principal variation from `start` to the end of the game (`solve`'s object without the
 // solver's figures): "position", "rule", "value", "result", "best", "best_turn", "pv",
-// "score" (the fields, without braces, so that `solve` can put its own around them).
+// "score" (an object that `solve` puts its own fields around).
 struct PvReport {
     Board start;
     Rule rule = Rule::Standard;
@@ -46,9 +44,18 @@ struct PvReport {
     double seconds = 0;
 };
 PvReport pv_report(Solver& solver, const Board& start, Rule rule);
-std::string pv_fields_json(const PvReport& p);
+Json pv_fields(const PvReport& p);
 // The web API's `pv` object: the fields above plus "nodes" and "seconds".
 std::string pv_json(const PvReport& p);
+
+// A principal variation from `start` as text: the first turn (the moves of the side to
+// move up to its last extra move), the whole line, and the position it ends in.
+struct PvText {
+    std::string best_turn;
+    std::string line;
+    Board end;
+};
+PvText pv_text(const Board& start, const std::vector<PlayedMove>& pv, Rule rule);
 
 // `pie`: every opening turn's value and the pie-rule value.
 std::string pie_json(const PieReport& rep, const Board& start, Rule rule, uint64_t nodes,
@@ -70,4 +77,4 @@ struct EngineMove {
 EngineMove engine_move(Solver& solver, const Board& b, Rule rule, Level level, Rng& rng);
 std::string engine_move_json(const EngineMove& e);
 
-}  // namespace kalah::cli
+}  // namespace kalah::analysis

@@ -1,5 +1,5 @@
 // The web API of `kalah serve`, apart from HTTP: a GET of /api/v1/<name> with its query
-// parameters in, a status and a JSON body out. cmd_serve.cpp puts it behind cpp-httplib.
+// parameters in, a status and a JSON body out. cli/cmd_serve.cpp puts it behind cpp-httplib.
 //
 // Safety: parameters are checked strictly (known names only, once each, printable ASCII,
 // length caps) before anything runs; searches run on a fixed number of solvers apart from
@@ -14,11 +14,14 @@
 #include <memory>
 #include <string>
 
-namespace kalah::cli {
+#include "db/database.h"
+
+namespace kalah::serve {
 
 struct ServeConfig {
     std::string db_dir;          // empty: no database
     size_t db_memory_bytes = 0;  // per opened (m, rule) database
+    db::Database::Layout db_layout = db::Database::Layout::Auto;
     size_t tt_mb = 256;          // per solver
     int threads = 1;             // per solver
     int solvers = 1;             // searches at once
@@ -46,7 +49,8 @@ class Api {
     // query string (a name may occur more than once: that is an error).
     ApiReply get(const std::string& name, const std::multimap<std::string, std::string>& params);
     // Opens the databases of --db for every m and rule now (one line each on stderr), so
-    // that no request waits for a database to load.
+    // that no request waits for a database to load. A damaged or unreadable layer file is
+    // db::FormatError, as in every command (db/open.h): the server does not start.
     void open_databases();
     // Stops every running search (server shutdown).
     void stop_all();
@@ -59,4 +63,4 @@ class Api {
 // A JSON error object {"error": message}.
 std::string error_json(const std::string& message);
 
-}  // namespace kalah::cli
+}  // namespace kalah::serve

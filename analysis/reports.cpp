@@ -1,0 +1,179 @@
+// The commands' JSON objects (analysis/reports.h), shared by the CLI and the web API.
+#include "analysis/reports.h"
+
+#include <chrono>
+#include <cmath>
+#include <sstream>
+
+#include "analysis/json.h"
+#include "analysis/text.h"
+
+namespace kalah::analysis {
+
+std::vector<PlayedMove> replay_plies(Board& b, const std::string& record, Rule rule) {
+    std::vector<PlayedMove> played;
+    std::istringstream in(record);
+    std::string tok;
+    while (in >> tok) {
+        try {
+            auto one = replay(b, tok, rule);
+            played.push_back(std::move(one.front()));
+        } catch (const InputError& e) {
+            throw InputError("ply " + std::to_string(played.size() + 1) + ": " + e.what());
+        }
+    }
+    return played;
+}
+
+namespace {
+using Clock = std::chrono::steady_clock;
+double since(Clock::time_point t0) {
+    return std::chrono::duration<double>(Clock::now() - t0).count();
+}
+}  // namespace
+
+QueryReport query_report(Solver& solver, const Board& b, Rule rule) {
+    QueryReport q;
+    q.board = b;
+    q.rule = rule;
+    const uint64_t nodes0 = solver.stats().nodes;
+    const auto t0 = Clock::now();
+    q.value = solver.value(b);
+    q.moves = solver.move_values(b);
+    q.seconds = since(t0);
+    q.nodes = solver.stats().nodes - nodes0;
+    return q;
+}
+
+std::string query_json(const QueryReport& q) {
+    const Board& b = q.board;
+    Json moves = Json::array(), best = Json::array();
+    for (const auto& mv : q.moves) {
+        moves.push_back({{"move", mv.text}, {"value", mv.value}, {"best", mv.value == q.value}});
+        // Best for the mover: the moves whose value is the position's.
+        if (mv.value == q.value) best.push_back(mv.text);
+    }
+    Json j = {{"position", format_position(b)}, {"rule", rule_name(q.rule)},
+              {"to_move", to_move_text(b)},     {"over", b.over()},
+              {"value", q.value},               {"result", result_letter(q.value)},
+              {"moves", moves},                 {"best", best}};
+    if (b.over()) j["score"] = score_json(b);
+    j["nodes"] = q.nodes;
+    j["seconds"] = q.seconds;
+    return json_line(j);
+}
+
+PvReport pv_report(Solver& solver, const Board& start, Rule rule) {
+    PvReport p;
+    p.start = start;
+    p.rule = rule;
+    const uint64_t nodes0 = solver.stats().nodes;
+    const auto t0 = Clock::now();
+    p.value = solver.value(start);
+    p.pv = solver.principal_variation(start);
+    p.seconds = since(t0);
+    p.nodes = solver.stats().nodes - nodes0;
+    return p;
+}
+
+PvText pv_text(const Board& start, const std::vector<PlayedMove>& pv, Rule rule) {
+    PvText t;
+    t.end = start;
+    for (const auto& m : pv) {
+        // The first turn: the moves of the side to move up to its last extra move.
+        if (m.side == start.to_move() && t.best_turn.size() == t.line.size())
+            t.best_turn += (t.best_turn.empty() ? "" : " ") + m.text;
+        t.line += (t.line.empty() ? "" : " ") + m.text;
+        t.end.play(m.pit, rule);
+    }
+    return t;
+}
+
+Json pv_fields(const PvReport& p) {
+    const PvText t = pv_text(p.start, p.pv, p.rule);
+    Json best = Json::array();
+    // best: solve values only the principal variation's first move, so it lists that one.
+    if (!p.pv.empty()) best.push_back(p.pv.front().text);
+    return {{"position", format_position(p.start)},
+            {"rule", rule_name(p.rule)},
+            {"value", p.value},
+            {"result", result_letter(p.value)},
+            {"best", best},
+            {"best_turn", t.best_turn},
+            {"pv", t.line},
+            {"score", score_json(t.end)}};
+}
+
+std::string pv_json(const PvReport& p) {
+    Json j = pv_fields(p);
+    j["nodes"] = p.nodes;
+    j["seconds"] = p.seconds;
+    return json_line(j);
+}
+
+std::string pie_json(const PieReport& rep, const Board& start, Rule rule, uint64_t nodes,
+                     double seconds) {
+    Json openings = Json::array(), fairest = Json::array();
+    for (const PieRow& r : rep.rows)
+        openings.push_back({{"opening", r.opening.text},
+                            {"value", r.value},
+                            {"north", r.value < 0 ? "keep" : r.value > 0 ? "swap" : "either"},
+                            {"pie_value", r.pie_value}});
+    for (size_t i : rep.fairest) fairest.push_back(rep.rows[i].opening.text);
+    return json_line({{"pits", start.pits()},
+                      {"start", format_position(start)},
+                      {"rule", rule_name(rule)},
+                      {"openings", openings},
+                      {"fairest", fairest},
+                      {"pie_value", rep.pie_value},
+                      {"value", rep.plain_value},
+                      {"nodes", nodes},
+                      {"seconds", std::round(seconds * 1e3) / 1e3}});  // milliseconds
+}
+
+std::string show_json(const Board& b, Rule rule, const std::vector<PlayedMove>& played) {
+    Json j = {{"position", format_position(b)},
+              {"rule", rule_name(rule)},
+              {"moves", move_texts_json(played)},
+              {"to_move", to_move_text(b)},
+              {"over", b.over()}};
+    if (b.over()) j["score"] = score_json(b);
+    return json_line(j);
+}
+
+EngineMove engine_move(Solver& solver, const Board& b, Rule rule, Level level, Rng& rng) {
+    EngineMove e;
+    e.board = b;
+    e.rule = rule;
+    e.level = level;
+    if (b.over()) return e;
+    e.moves = solver.move_values(b);
+    e.chosen = static_cast<int>(choose_move(e.moves, b.to_move(), level, rng));
+    return e;
+}
+
+std::string engine_move_json(const EngineMove& e) {
+    Json j = {{"position", format_position(e.board)},
+              {"rule", rule_name(e.rule)},
+              {"level", level_spec(e.level).name},
+              {"move", nullptr}};
+    if (e.chosen < 0) {
+        j["best"] = Json::array();
+        return json_line(j);
+    }
+    const MoveValue& mv = e.moves[e.chosen];
+    int best = -(1 << 30);
+    for (const auto& x : e.moves) best = std::max(best, for_side(x.value, e.board.to_move()));
+    Json best_moves = Json::array();
+    for (const auto& x : e.moves)
+        if (for_side(x.value, e.board.to_move()) == best) best_moves.push_back(x.text);
+    Board after = e.board;
+    after.play(mv.pit, e.rule);
+    j["move"] = mv.text;
+    j["value"] = mv.value;
+    j["best"] = best_moves;
+    j["position_after"] = format_position(after);
+    return json_line(j);
+}
+
+}  // namespace kalah::analysis
