@@ -1,15 +1,23 @@
 // `kalah serve`: the web analysis board. cpp-httplib serves the embedded page (web/) and
-// the GET-only JSON API of serve/server.h; everything else is refused.
+// the GET-only JSON API of serve/server.h; everything else is refused. What Debian's
+// cpp-httplib (0.11, a compiled library) lets us bound is bounded here; what it does not
+// (connections per address, header count, a deadline per request phase) is listed in
+// results/serve.md, "Robustness".
 #include <httplib.h>
+#include <netinet/in.h>
 #include <pthread.h>
 #include <signal.h>
+#include <sys/socket.h>
 
 #include <atomic>
 #include <iostream>
+#include <map>
+#include <mutex>
 #include <thread>
 
 #include "cli/command.h"
 #include "cli/options.h"
+#include "serve/client_watch.h"
 #include "serve/server.h"
 #include "serve/web_assets.h"
 
@@ -20,6 +28,27 @@ namespace po = boost::program_options;
 
 // Largest request body accepted (a GET has none; see README, "Web API").
 constexpr size_t kMaxBodyBytes = 1024;
+// Most request headers a browser sends is about 20; more is not a browser.
+constexpr size_t kMaxHeaders = 64;
+// Connections the kernel holds for accept() (see run(), the backlog).
+constexpr int kListenBacklog = 1024;
+
+// A request's path as logged: control characters and bytes past ASCII as \xHH, so that a
+// path with %0A cannot forge a line of the log; at most 200 characters.
+std::string log_safe(const std::string& text) {
+    static const char* hex = "0123456789abcdef";
+    std::string out;
+    for (unsigned char c : text.substr(0, 200)) {
+        if (c >= 0x20 && c < 0x7f && c != '\\') {
+            out += char(c);
+        } else {
+            out += "\\x";
+            out += hex[c >> 4];
+            out += hex[c & 15];
+        }
+    }
+    return text.size() > 200 ? out + "..." : out;
+}
 
 int checked_int(const po::variables_map& vm, const char* name, int lo, int hi) {
     const int v = vm[name].as<int>();
@@ -46,9 +75,13 @@ int run(const std::vector<std::string>& args) {
          "answer is \"not known within the budget\"")
         ("solvers", po::value<int>()->default_value(1),
          "searches that run at once (each with its own --tt-mb table and --threads)")
-        ("queue", po::value<int>()->default_value(8),
-         "requests that may wait for a solver; past them the answer is 503")
-        ("http-threads", po::value<int>()->default_value(8), "threads answering HTTP requests");
+        ("queue", po::value<int>()->default_value(4),
+         "requests that may wait for a solver; past them the answer is 503 (solvers + "
+         "queue must leave HTTP threads free for the other requests)")
+        ("http-threads", po::value<int>()->default_value(64),
+         "threads answering HTTP requests (each open connection holds one)")
+        ("per-client", po::value<int>()->default_value(2),
+         "API requests one address may have running or waiting at once; past them 429");
     // clang-format on
     add_tt_option(opts, 256);
     add_threads_option(opts, 1);
@@ -65,6 +98,13 @@ int run(const std::vector<std::string>& args) {
     c.queue = checked_int(vm, "queue", 0, 10000);
     c.budget_ms = checked_int(vm, "budget-ms", 1, 3600 * 1000);
     const int http_threads = checked_int(vm, "http-threads", 1, 256);
+    // Each searching or waiting request holds an HTTP thread: with as many threads as
+    // solvers + queue the queue could never fill, so no 503, and nothing else answered.
+    if (c.solvers + c.queue + 2 > http_threads)
+        throw InputError("--solvers + --queue (" + std::to_string(c.solvers + c.queue) +
+                         ") must leave at least 2 of the " + std::to_string(http_threads) +
+                         " --http-threads free for the page and the database's answers");
+    const int per_client = checked_int(vm, "per-client", 1, 256);
     const int port = checked_int(vm, "port", 0, 65535);
     const std::string host = vm["bind"].as<std::string>();
     if (vm.count("db")) c.db_dir = vm["db"].as<std::string>();
@@ -82,6 +122,11 @@ int run(const std::vector<std::string>& args) {
 
     Api api(c);
     api.open_databases();
+    ClientWatch watch;
+    // API requests in flight per client address (--per-client): one client cannot take
+    // every solver and queue place.
+    std::mutex in_flight_mu;
+    std::map<std::string, int> in_flight;
     httplib::Server svr;
     svr.new_task_queue = [http_threads] { return new httplib::ThreadPool(http_threads); };
     svr.set_payload_max_length(kMaxBodyBytes);
@@ -89,8 +134,19 @@ int run(const std::vector<std::string>& args) {
     // (40 ms on Linux); a page asks many in a row on one connection.
     svr.set_tcp_nodelay(true);
     svr.set_keep_alive_max_count(1000);
-    svr.set_read_timeout(5);
+    // An idle keep-alive connection holds a thread: it is closed after 2 s of silence.
+    svr.set_keep_alive_timeout(2);
+    svr.set_read_timeout(2);
     svr.set_write_timeout(5);
+    // httplib's default options add SO_REUSEPORT, with which a second server on the same
+    // port starts and takes half the connections; SO_REUSEADDR alone lets a restart bind
+    // at once past TIME_WAIT, and a taken port is an error.
+    socket_t listen_fd = -1;
+    svr.set_socket_options([&listen_fd](socket_t sock) {
+        int yes = 1;
+        setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof(yes));
+        listen_fd = sock;
+    });
     // The page loads only what this server serves (no other origin, no inline code).
     svr.set_default_headers({{"Content-Security-Policy",
                               "default-src 'self'; base-uri 'none'; form-action 'none'; "
@@ -106,22 +162,60 @@ int run(const std::vector<std::string>& args) {
     svr.Get("/app.js", asset(web::kAppJs, "text/javascript; charset=utf-8"));
     svr.Get("/style.css", asset(web::kStyleCss, "text/css; charset=utf-8"));
     svr.Get(
-        R"(/api/v1/([a-z]{1,16}))", [&api](const httplib::Request& req, httplib::Response& res) {
+        R"(/api/v1/([a-z]{1,16}))", [&](const httplib::Request& req, httplib::Response& res) {
+            res.set_header("Cache-Control", "no-store");
+            {
+                std::lock_guard<std::mutex> lock(in_flight_mu);
+                if (in_flight[req.remote_addr] >= per_client) {
+                    res.status = 429;
+                    res.set_header("Retry-After", "1");
+                    res.set_content(error_json("too many requests from " + req.remote_addr +
+                                               " at once (" + std::to_string(per_client) +
+                                               " running or waiting); try again later"),
+                                    "application/json");
+                    return;
+                }
+                ++in_flight[req.remote_addr];
+            }
+            struct Leave {
+                std::mutex& mu;
+                std::map<std::string, int>& counts;
+                const std::string& addr;
+                ~Leave() {
+                    std::lock_guard<std::mutex> lock(mu);
+                    if (--counts[addr] == 0) counts.erase(addr);
+                }
+            } leave{in_flight_mu, in_flight, req.remote_addr};
             std::multimap<std::string, std::string> params(req.params.begin(), req.params.end());
-            ApiReply r = api.get(req.matches[1], params);
+            // A search stops when its client goes away (serve/client_watch.h).
+            ClientWatch::Guard gone(
+                watch, find_connection_fd(req.remote_addr, req.remote_port, req.local_port));
+            ApiReply r = api.get(req.matches[1], params, gone.gone());
             res.status = r.status;
             if (r.status == 503) res.set_header("Retry-After", "1");
-            res.set_header("Cache-Control", "no-store");
             res.set_content(r.body, "application/json");
         });
-    // GET only: every other method on any path is 405, before its body is read.
+    // GET only: every other method on any path is 405, before its body is read. Then the
+    // caps: header count; no Range on the API (a cut JSON object is no answer), at most
+    // one range on the page's files (many overlapping ranges multiply the answer).
     svr.set_pre_routing_handler([](const httplib::Request& req, httplib::Response& res) {
-        if (req.method == "GET" || req.method == "HEAD")
-            return httplib::Server::HandlerResponse::Unhandled;
-        res.status = 405;
-        res.set_header("Allow", "GET, HEAD");
-        res.set_content(error_json("method not allowed: GET only"), "application/json");
-        return httplib::Server::HandlerResponse::Handled;
+        auto refuse = [&res](int status, const std::string& why) {
+            res.status = status;
+            res.set_header("Connection", "close");
+            res.set_content(error_json(why), "application/json");
+            return httplib::Server::HandlerResponse::Handled;
+        };
+        if (req.method != "GET" && req.method != "HEAD") {
+            res.set_header("Allow", "GET, HEAD");
+            return refuse(405, "method not allowed: GET only");
+        }
+        if (req.headers.size() > kMaxHeaders)
+            return refuse(431, "more than " + std::to_string(kMaxHeaders) + " request headers");
+        if (req.has_header("Range")) {
+            if (req.path.rfind("/api/", 0) == 0) return refuse(416, "no Range on the API");
+            if (req.ranges.size() > 1) return refuse(416, "at most one range");
+        }
+        return httplib::Server::HandlerResponse::Unhandled;
     });
     // Errors that no handler answered (404, and httplib's own 400/413/414) get a JSON body.
     svr.set_error_handler(httplib::Server::HandlerWithResponse([](const httplib::Request&,
@@ -138,9 +232,10 @@ int run(const std::vector<std::string>& args) {
             try {
                 std::rethrow_exception(ep);
             } catch (const std::exception& e) {
-                std::cerr << "kalah serve: error: " << req.path << ": " << e.what() << "\n";
+                std::cerr << "kalah serve: error: " << log_safe(req.path) << ": " << e.what()
+                          << "\n";
             } catch (...) {
-                std::cerr << "kalah serve: error: " << req.path << "\n";
+                std::cerr << "kalah serve: error: " << log_safe(req.path) << "\n";
             }
             res.status = 500;
             res.set_content(error_json("internal error"), "application/json");
@@ -148,8 +243,8 @@ int run(const std::vector<std::string>& args) {
     if (log)
         svr.set_logger([](const httplib::Request& req, const httplib::Response& res) {
             // One write a line, so that the lines of concurrent requests do not interleave.
-            const std::string line = "kalah serve: " + req.method + " " + req.path + " " +
-                                     std::to_string(res.status) + "\n";
+            const std::string line = "kalah serve: " + log_safe(req.method) + " " +
+                                     log_safe(req.path) + " " + std::to_string(res.status) + "\n";
             std::cerr << line << std::flush;
         });
 
@@ -165,6 +260,12 @@ int run(const std::vector<std::string>& args) {
                   << " (in use, or not an address of this machine)\n";
         return 1;
     }
+    // httplib listens with a backlog of 5: past 5 connections not yet accepted, a new
+    // client's SYN is dropped and it waits 1 s, then 3 s, to try again, so a burst of
+    // clients delays everyone by seconds. Listening again on the bound socket raises it
+    // (Linux; capped by net.core.somaxconn).
+    if (listen_fd >= 0 && listen(listen_fd, kListenBacklog) != 0)
+        std::cerr << "kalah serve: warning: could not raise the listen backlog\n";
     if (!loopback(host))
         std::cerr << "kalah serve: warning: listening on " << host
                   << ": other machines can reach this server\n";

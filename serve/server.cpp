@@ -1,5 +1,5 @@
-// The web API of `kalah serve` (serve/server.h): parameter checks, the solver pool with its
-// queue and budget watchdog, and the endpoints, each answering with the CLI's own JSON
+// The web API of `kalah serve` (serve/server.h): the solver pool with its queue and its
+// watchdog (budget and cancellation), and the endpoints, each answering with the CLI's own JSON
 // (analysis/reports.h).
 #include "serve/server.h"
 
@@ -17,16 +17,11 @@
 #include "analysis/analysis.h"
 #include "analysis/reports.h"
 #include "analysis/text.h"
-#include "cli/command.h"
-#include "cli/options.h"
 #include "db/database.h"
 #include "db/open.h"
 
 namespace kalah::serve {
 using namespace kalah::analysis;
-using cli::add_game_options;
-using cli::game_from_options;
-namespace po = boost::program_options;
 using Clock = std::chrono::steady_clock;
 
 std::string error_json(const std::string& message) {
@@ -38,57 +33,7 @@ namespace {
 ApiReply reply(int status, const std::string& body) { return {status, body}; }
 ApiReply bad_request(const std::string& message) { return reply(400, error_json(message)); }
 
-// The parameters of one request, checked and parsed: the start position, the moves
-// played from it, the position they reach, the rule and the endpoint's extras.
-struct Request {
-    Board start, board;
-    Rule rule = Rule::Standard;
-    std::vector<PlayedMove> played;
-    po::variables_map vm;
-};
-
-// Every endpoint takes the game parameters of the CLI (cli/options.h, add_game_options:
-// position | pits & seeds, moves, rule); `move` also takes level and seed.
-const std::set<std::string> kGameParams = {"position", "pits", "seeds", "rule", "moves"};
-
-// Checks the parameters and parses them with the CLI's own option definitions, so that a
-// parameter means exactly what the option of the same name means. Throws InputError.
-Request parse_request(const std::multimap<std::string, std::string>& params,
-                      const std::set<std::string>& extra, po::options_description& opts) {
-    std::vector<std::string> args;
-    for (const auto& [key, value] : params) {
-        if (!kGameParams.count(key) && !extra.count(key))
-            throw InputError("unknown parameter '" + key.substr(0, 40) + "'");
-        if (params.count(key) > 1) throw InputError("parameter '" + key + "' given twice");
-        const size_t cap = key == "moves" ? kMaxMovesChars : kMaxParamChars;
-        if (value.size() > cap)
-            throw InputError("parameter '" + key + "' is longer than " + std::to_string(cap) +
-                             " characters");
-        for (unsigned char c : value)
-            if (c < 0x20 || c > 0x7e)
-                throw InputError("parameter '" + key +
-                                 "' holds a character that is not printable ASCII");
-        // An empty record is no moves; any other parameter needs a value.
-        if (value.empty()) {
-            if (key == "moves") continue;
-            throw InputError("parameter '" + key + "' is empty");
-        }
-        args.push_back("--" + key + "=" + value);
-    }
-    if (!params.count("position") && !params.count("pits"))
-        throw InputError("which position? give position=P, or pits=M&seeds=N (a start)");
-    add_game_options(opts);
-    Request r;
-    po::store(po::command_line_parser(args).options(opts).run(), r.vm);
-    po::notify(r.vm);
-    po::variables_map start_vm = r.vm;
-    start_vm.erase("moves");
-    r.start = game_from_options(start_vm, r.rule);
-    r.board = r.start;
-    if (r.vm.count("moves"))
-        r.played = replay_plies(r.board, r.vm["moves"].as<std::string>(), r.rule);
-    return r;
-}
+ApiReply client_gone() { return reply(499, error_json("the client went away")); }
 
 // The databases on disk, opened on first use for each (m, rule) and kept open, under the
 // open policy of every command (db/open.h): a damaged layer file is db::FormatError.
@@ -129,6 +74,7 @@ class SolverPool {
         Rule rule = Rule::Standard;
         bool busy = false;
         std::atomic<bool> stop{false};
+        const std::atomic<bool>* cancel = nullptr;  // the request's, while busy
         Clock::time_point deadline;
     };
 
@@ -155,8 +101,10 @@ class SolverPool {
     }
 
     // A free solver for (m, rule) with the budget's clock started, after waiting in the
-    // queue if need be; nullptr when the queue is full (or the server stops).
-    Slot* acquire(int m, Rule rule) {
+    // queue if need be; nullptr when the queue is full, the server stops or `cancel` is
+    // set while waiting (then *cancelled is true).
+    Slot* acquire(int m, Rule rule, const std::atomic<bool>* cancel, bool* cancelled) {
+        *cancelled = false;
         std::unique_lock<std::mutex> lock(mu_);
         // Once the server stops no search starts: one started now would run unbudgeted
         // and hold up the shutdown.
@@ -170,12 +118,21 @@ class SolverPool {
         if (!slot) {
             if (waiting_ >= config_.queue) return nullptr;
             ++waiting_;
-            free_.wait(lock, [&] { return shutdown_ || (slot = free_slot()) != nullptr; });
+            // The cancel flag is the caller's and nobody notifies on it: looked at every
+            // few milliseconds, as the watchdog looks at deadlines.
+            auto gone = [&] { return cancel && cancel->load(); };
+            while (!shutdown_ && !gone() && (slot = free_slot()) == nullptr)
+                free_.wait_for(lock, std::chrono::milliseconds(5));
             --waiting_;
             if (shutdown_) return nullptr;
+            if (!slot) {
+                *cancelled = true;
+                return nullptr;
+            }
         }
         slot->busy = true;
         slot->stop = false;
+        slot->cancel = cancel;
         slot->deadline = Clock::now() + std::chrono::milliseconds(config_.budget_ms);
         lock.unlock();
         if (!slot->solver || slot->m != m || slot->rule != rule) {
@@ -197,17 +154,25 @@ class SolverPool {
         }
         return slot;
     }
+    Api::Load load() {
+        std::lock_guard<std::mutex> lock(mu_);
+        Api::Load l;
+        for (auto& s : slots_) l.searching += s->busy;
+        l.waiting = waiting_;
+        return l;
+    }
     void release(Slot* slot) {
         {
             std::lock_guard<std::mutex> lock(mu_);
             slot->busy = false;
+            slot->cancel = nullptr;
         }
         free_.notify_one();
     }
 
   private:
-    // Sets a slot's stop flag once its deadline has passed; the search sees it within a
-    // few milliseconds (SolverOptions::stop).
+    // Sets a slot's stop flag once its deadline has passed or its request is cancelled;
+    // the search sees it within a few milliseconds (SolverOptions::stop).
     void watch() {
         std::unique_lock<std::mutex> lock(mu_);
         // Runs until the pool is destroyed, past stop_all: searches already running keep
@@ -216,7 +181,8 @@ class SolverPool {
             wake_.wait_for(lock, std::chrono::milliseconds(5));
             const auto now = Clock::now();
             for (auto& s : slots_)
-                if (s->busy && now >= s->deadline) s->stop = true;
+                if (s->busy && (now >= s->deadline || (s->cancel && s->cancel->load())))
+                    s->stop = true;
         }
     }
 
@@ -243,7 +209,7 @@ struct Api::Impl {
     // Runs work on a solver for the request's board. `largest` is the position with the
     // most seeds in pits the work will search: when the database holds it (or the game is
     // over), a small solver of this thread answers at once; otherwise one from the pool.
-    ApiReply search(const Request& r, const Board& largest,
+    ApiReply search(const GameRequest& r, const Board& largest, const std::atomic<bool>* cancel,
                     const std::function<std::string(Solver&)>& work) {
         const int m = r.board.pits();
         const db::Database* d = dbs.get(m, r.rule);
@@ -254,7 +220,9 @@ struct Api::Impl {
             Solver s(m, r.rule, o);
             return reply(200, work(s));
         }
-        SolverPool::Slot* slot = pool.acquire(m, r.rule);
+        bool cancelled = false;
+        SolverPool::Slot* slot = pool.acquire(m, r.rule, cancel, &cancelled);
+        if (cancelled) return client_gone();
         if (!slot)
             return reply(503, error_json("busy: every solver is searching and " +
                                          std::to_string(config.queue) +
@@ -269,6 +237,7 @@ struct Api::Impl {
         try {
             return reply(200, work(*slot->solver));
         } catch (const SearchStopped&) {
+            if (cancel && cancel->load()) return client_gone();
             const double secs = std::chrono::duration<double>(Clock::now() - t0).count();
             return reply(
                 200, "{\"position\": " + json_string(format_position(r.board)) + ", \"rule\": " +
@@ -281,32 +250,32 @@ struct Api::Impl {
         }
     }
 
-    ApiReply route(const std::string& name, const std::multimap<std::string, std::string>& params) {
-        po::options_description opts;
+    ApiReply route(const std::string& name, const std::multimap<std::string, std::string>& raw,
+                   const std::atomic<bool>* cancel) {
         if (name == "show") {
-            Request r = parse_request(params, {}, opts);
+            const GameRequest r = parse_game(Params(raw, {}));
             return reply(200, show_json(r.board, r.rule, r.played));
         }
         if (name == "query") {
-            Request r = parse_request(params, {}, opts);
-            return search(r, r.board,
+            const GameRequest r = parse_game(Params(raw, {}));
+            return search(r, r.board, cancel,
                           [&](Solver& s) { return query_json(query_report(s, r.board, r.rule)); });
         }
         if (name == "pv") {
-            Request r = parse_request(params, {}, opts);
-            return search(r, r.board,
+            const GameRequest r = parse_game(Params(raw, {}));
+            return search(r, r.board, cancel,
                           [&](Solver& s) { return pv_json(pv_report(s, r.board, r.rule)); });
         }
         if (name == "annotate") {
-            Request r = parse_request(params, {}, opts);
+            const GameRequest r = parse_game(Params(raw, {}));
             if (r.played.empty()) throw InputError("the game record (moves) holds no moves");
-            return search(r, r.start, [&](Solver& s) {
+            return search(r, r.start, cancel, [&](Solver& s) {
                 return annotation_json(annotate_game(s, r.start, r.played, r.rule), r.rule);
             });
         }
         if (name == "pie") {
-            Request r = parse_request(params, {}, opts);
-            return search(r, r.board, [&](Solver& s) {
+            const GameRequest r = parse_game(Params(raw, {}));
+            return search(r, r.board, cancel, [&](Solver& s) {
                 const uint64_t n0 = s.stats().nodes;
                 const double t0 = s.stats().seconds;
                 PieReport rep = pie_analysis(s, r.board, r.rule);
@@ -314,16 +283,18 @@ struct Api::Impl {
             });
         }
         if (name == "move") {
-            // clang-format off
-            opts.add_options()
-                ("level", po::value<std::string>()->default_value("perfect"), "")
-                ("seed", po::value<uint64_t>(), "");
-            // clang-format on
-            Request r = parse_request(params, {"level", "seed"}, opts);
-            const Level level = parse_level(r.vm["level"].as<std::string>());
-            const uint64_t seed =
-                r.vm.count("seed") ? r.vm["seed"].as<uint64_t>() : std::random_device{}();
-            return search(r, r.board, [&](Solver& s) {
+            const Params p(raw, {"level", "seed"});
+            const GameRequest r = parse_game(p);
+            Level level = Level::Perfect;
+            if (auto l = p.text("level")) {
+                try {
+                    level = parse_level(*l);
+                } catch (const InputError& e) {
+                    throw InputError("parameter 'level': " + std::string(e.what()));
+                }
+            }
+            const uint64_t seed = p.unsigned64("seed").value_or(std::random_device{}());
+            return search(r, r.board, cancel, [&](Solver& s) {
                 Rng rng(seed);
                 return engine_move_json(engine_move(s, r.board, r.rule, level, rng));
             });
@@ -335,6 +306,7 @@ struct Api::Impl {
 
 Api::Api(const ServeConfig& config) : impl_(std::make_unique<Impl>(config)) {}
 Api::~Api() = default;
+Api::Load Api::load() const { return impl_->pool.load(); }
 void Api::stop_all() { impl_->pool.stop_all(); }
 void Api::open_databases() {
     int found = 0;
@@ -346,14 +318,13 @@ void Api::open_databases() {
                   << " (kalah build-db makes one); every position is searched\n";
 }
 
-ApiReply Api::get(const std::string& name, const std::multimap<std::string, std::string>& params) {
+ApiReply Api::get(const std::string& name, const std::multimap<std::string, std::string>& params,
+                  const std::atomic<bool>* cancel) {
     // Bad input gets its one-line message; anything else is the server's problem, logged
     // here and answered without its text.
     try {
-        return impl_->route(name, params);
+        return impl_->route(name, params, cancel);
     } catch (const InputError& e) {
-        return bad_request(e.what());
-    } catch (const po::error& e) {
         return bad_request(e.what());
     } catch (const std::invalid_argument& e) {
         return bad_request(e.what());

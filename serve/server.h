@@ -1,20 +1,24 @@
 // The web API of `kalah serve`, apart from HTTP: a GET of /api/v1/<name> with its query
 // parameters in, a status and a JSON body out. cli/cmd_serve.cpp puts it behind cpp-httplib.
 //
-// Safety: parameters are checked strictly (known names only, once each, printable ASCII,
-// length caps) before anything runs; searches run on a fixed number of solvers apart from
+// Safety: parameters are checked strictly by the server's own parser (serve/params.h:
+// known names only, once each, printable ASCII, length caps) before anything runs; searches run on a fixed number of solvers apart from
 // the HTTP threads, with a bounded queue in front of them (503 when it is full), and
 // every search stops at the request's budget (SolverOptions::stop, set by a watchdog), so
-// a request answers "not known within the budget" instead of holding a solver. Positions
+// a request answers "not known within the budget" instead of holding a solver. A request
+// whose caller gives up (its `cancel` flag set: the client went away) stops its search, or
+// leaves the queue, within a few milliseconds. Positions
 // the database covers are answered at once on the HTTP thread, without a solver.
 #pragma once
 
+#include <atomic>
 #include <cstddef>
 #include <map>
 #include <memory>
 #include <string>
 
 #include "db/database.h"
+#include "serve/params.h"
 
 namespace kalah::serve {
 
@@ -34,10 +38,6 @@ struct ApiReply {
     std::string body;  // one JSON object
 };
 
-// Length caps of the parameters (README, "Web API").
-inline constexpr size_t kMaxMovesChars = 4000;
-inline constexpr size_t kMaxParamChars = 200;
-
 class Api {
   public:
     explicit Api(const ServeConfig& config);
@@ -46,12 +46,20 @@ class Api {
     Api& operator=(const Api&) = delete;
 
     // `name` is the path below /api/v1/ ("query", "pv", ...); params as parsed from the
-    // query string (a name may occur more than once: that is an error).
-    ApiReply get(const std::string& name, const std::multimap<std::string, std::string>& params);
+    // query string (a name may occur more than once: that is an error). `cancel`, when
+    // given, is the caller's: once it becomes true the request stops waiting or searching
+    // and answers 499 (client gone), a body nobody reads.
+    ApiReply get(const std::string& name, const std::multimap<std::string, std::string>& params,
+                 const std::atomic<bool>* cancel = nullptr);
     // Opens the databases of --db for every m and rule now (one line each on stderr), so
     // that no request waits for a database to load. A damaged or unreadable layer file is
     // db::FormatError, as in every command (db/open.h): the server does not start.
     void open_databases();
+    // Requests holding a solver and requests waiting for one, now.
+    struct Load {
+        int searching = 0, waiting = 0;
+    };
+    Load load() const;
     // Stops every running search (server shutdown).
     void stop_all();
 

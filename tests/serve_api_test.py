@@ -10,14 +10,19 @@ Starts the built binary on a free loopback port and checks, over HTTP:
   - past the solver queue the answer is 503, at once;
   - a request over its budget answers "not known within the budget" and its search stops
     (the server's CPU time stays still afterwards, the solver answers the next request);
-  - a position the database covers is answered while every solver is busy.
+  - a position the database covers is answered while every solver is busy;
+  - the caps: requests in flight per client address (429), header count (431), no Range
+    on the API and at most one range elsewhere (416); a taken port is an error; a path
+    cannot forge a log line; a search stops when its client disconnects.
 
 usage: serve_api_test.py KALAH_BINARY
 """
 import concurrent.futures
 import atexit
+import http.client
 import json
 import os
+import socket
 import shutil
 import subprocess
 import sys
@@ -43,14 +48,16 @@ def check(cond, what):
 
 
 class Server:
-    def __init__(self, *args):
-        self.proc = subprocess.Popen([KALAH, "serve", "--port", "0", "--quiet", *args],
+    def __init__(self, *args, quiet=True):
+        self.proc = subprocess.Popen([KALAH, "serve", "--port", "0", *(["--quiet"] if quiet else []),
+                                      *args],
                                      cwd=WORK, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                      text=True)
         line = self.proc.stdout.readline()
         if "listening on http://" not in line:
             raise SystemExit("serve did not start: %r %s" % (line, self.proc.stderr.read()))
         self.base = line.split("listening on ")[1].strip().rstrip("/")
+        self.port = int(self.base.rsplit(":", 1)[1])
         self.line = line
 
     def get(self, path, method="GET", data=None, timeout=60):
@@ -79,6 +86,7 @@ class Server:
             self.proc.kill()
             code = "killed"
         err = self.proc.stderr.read()
+        self.log = err
         check(code == 0, "server stops cleanly on SIGTERM (exit %s)" % code)
         check("error" not in err.lower(),
               "server logged no error (stderr: %r)" % err[-300:])
@@ -161,7 +169,7 @@ def test_same_as_cli(db):
             ("/api/v1/query" + q(pits=4, seeds=3, moves="A2 A9"), "ply 2"),
             ("/api/v1/query" + q(pits=4, seeds=3, moves="A2 A4 A1"), "ply 3"),
             ("/api/v1/query" + q(pits=4, seeds=3, rule="nope"), "unknown rule"),
-            ("/api/v1/query" + q(pits=9, seeds=3), "--pits"),
+            ("/api/v1/query" + q(pits=9, seeds=3), "parameter 'pits' must be"),
             ("/api/v1/query" + q(pits="x", seeds=3), "pits"),
             ("/api/v1/query" + q(pits=4), "seeds"),
             ("/api/v1/query", "which position"),
@@ -209,7 +217,7 @@ def test_queue_and_budget(db):
     # beyond that budget without a database.
     budget = 1.5
     s = Server("--db", db, "--solvers", "1", "--queue", "1", "--budget-ms", str(int(budget * 1000)),
-               "--tt-mb", "64")
+               "--tt-mb", "64", "--per-client", "8")
     try:
         slow = "/api/v1/query" + q(pits=6, seeds=6)
         pool = concurrent.futures.ThreadPoolExecutor(4)
@@ -266,6 +274,91 @@ def test_queue_and_budget(db):
         s.stop()
 
 
+def raw_request(port, text, source="127.0.0.1", timeout=10):
+    """Sends `text` as is and returns everything the server sends back until it closes."""
+    with socket.create_connection(("127.0.0.1", port), timeout=timeout,
+                                  source_address=(source, 0)) as c:
+        c.sendall(text.encode("latin-1"))
+        out = b""
+        try:
+            while True:
+                chunk = c.recv(65536)
+                if not chunk:
+                    break
+                out += chunk
+        except socket.timeout:
+            pass
+        return out.decode("latin-1")
+
+
+def status_of(reply):
+    return int(reply.split(" ", 2)[1]) if reply.startswith("HTTP/1.1 ") else None
+
+
+def test_hardening(db):
+    slow = "/api/v1/query" + q(pits=6, seeds=6)
+    covered = "/api/v1/query" + q(position="2,2,2/2,2,2/0,0/A")
+    s = Server("--db", db, "--solvers", "1", "--queue", "2", "--budget-ms", "60000",
+               "--tt-mb", "64", "--per-client", "1", quiet=False)
+    try:
+        # A second server on the same port does not start.
+        r = subprocess.run([KALAH, "serve", "--port", str(s.port), "--quiet"], cwd=WORK,
+                           capture_output=True, text=True, timeout=30)
+        check(r.returncode != 0 and "cannot listen" in r.stderr,
+              "a taken port is an error (exit %d, %r)" % (r.returncode, r.stderr.strip()))
+
+        # One search from 127.0.0.1 in flight: a second request from there is 429, one
+        # from another address is answered.
+        conn = http.client.HTTPConnection("127.0.0.1", s.port, timeout=60)
+        conn.request("GET", slow)
+        time.sleep(0.5)
+        status, obj, headers = s.get(covered)
+        check(status == 429 and "too many" in obj.get("error", "") and headers.get("Retry-After"),
+              "a second request of one client in flight: 429 (%d %s)" % (status, obj))
+        other = http.client.HTTPConnection("127.0.0.1", s.port, timeout=10,
+                                           source_address=("127.0.0.2", 0))
+        other.request("GET", covered)
+        reply = other.getresponse()
+        check(reply.status == 200 and "value" in json.loads(reply.read()),
+              "another address is answered meanwhile (%d)" % reply.status)
+        other.close()
+
+        # The client of the search goes away: its search stops, not at its 60 s budget.
+        c0 = s.cpu_seconds()
+        conn.close()
+        time.sleep(1.0)
+        c1 = s.cpu_seconds()
+        time.sleep(1.0)
+        used = s.cpu_seconds() - c1
+        check(used < 0.1, "a disconnected client's search stops (%.2f s CPU in the 2nd second; "
+              "%.2f in the first)" % (used, c1 - c0))
+        status, obj, _ = s.get("/api/v1/query" + q(pits=4, seeds=3))
+        check(status == 200 and obj.get("value") == 6, "the solver is free after the disconnect")
+
+        # Caps on what a request may ask.
+        many = "".join("X-H%d: 1\r\n" % i for i in range(100))
+        reply = raw_request(s.port, "GET /app.js HTTP/1.1\r\nHost: x\r\n%sConnection: close\r\n\r\n" % many)
+        check(status_of(reply) == 431, "100 headers: 431 (%s)" % reply[:40])
+        reply = raw_request(s.port, "GET %s HTTP/1.1\r\nHost: x\r\nRange: bytes=0-3\r\n"
+                            "Connection: close\r\n\r\n" % covered)
+        check(status_of(reply) == 416, "Range on the API: 416 (%s)" % reply[:40])
+        reply = raw_request(s.port, "GET /app.js HTTP/1.1\r\nHost: x\r\nRange: bytes=0-,0-,0-\r\n"
+                            "Connection: close\r\n\r\n")
+        check(status_of(reply) == 416 and len(reply) < 2000,
+              "three ranges: 416, a short answer (%d bytes)" % len(reply))
+        reply = raw_request(s.port, "GET /app.js HTTP/1.1\r\nHost: x\r\nRange: bytes=0-9\r\n"
+                            "Connection: close\r\n\r\n")
+        check(status_of(reply) == 206, "one range on a file: 206 (%s)" % reply[:40])
+
+        # A path cannot forge a line of the log.
+        s.get("/no/such%0Aforged%0D%1B")
+    finally:
+        s.stop()
+    check(not any(line.startswith("forged") for line in s.log.splitlines())
+          and "\\x0aforged" in s.log,
+          "a %%0A in a path is logged escaped (%r)" % [l for l in s.log.splitlines() if "forged" in l])
+
+
 def main():
     db = os.path.join(WORK, "db")
     # One OpenMP thread: a tiny database, and TSan cannot follow libgomp (tests/suites.cmake).
@@ -275,6 +368,7 @@ def main():
         raise SystemExit("build-db failed: " + r.stderr)
     test_same_as_cli(db)
     test_queue_and_budget(db)
+    test_hardening(db)
     print("%d failure(s)" % len(failures))
     return 1 if failures else 0
 
