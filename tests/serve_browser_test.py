@@ -612,9 +612,10 @@ def screenshots(driver, base):
                                {"width": w, "height": h, "deviceScaleFactor": 2 if mobile else 1, "mobile": mobile})
         driver.get(url)
         wait_ready(driver)
-        # The game's other values, for the graph and the marks.
-        wait(driver, lambda: len(driver.find_elements(By.CSS_SELECTOR, "#graph circle")) == 11,
-             "the value graph", timeout=120)
+        # The game's other values, for the graph and the marks (some may be unknown within
+        # the budget: the page asks for each once).
+        wait(driver, lambda: driver.find_element(By.TAG_NAME, "body").get_attribute("data-busy") == "no",
+             "the game's values", timeout=180)
         shot = driver.execute_cdp_cmd("Page.captureScreenshot", {"format": "png", "captureBeyondViewport": mobile})
         import base64
         with open(os.path.join(SHOTS, name), "wb") as f:

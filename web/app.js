@@ -186,6 +186,8 @@ function pump() {
     cancelStale();
     if (inflight) return;
     const req = nextRequest();
+    // Whether the page still waits for the server (the screenshots wait for "no").
+    document.body.dataset.busy = req ? 'yes' : 'no';
     if (!req) return;
     const ctl = new AbortController();
     const key = valueKey(req.node.board);
