@@ -6,7 +6,16 @@ Checks that the board matches the URL, that every pit's value equals `kalah quer
 for the same position, that clicking the best pit plays it (an extra move keeps the side),
 that keys, the value graph and the back button restore positions, that a pasted record gives
 the CLI's final position, that bad input shows an inline error and a 4xx, that the engine
-answers and takeback returns, and that no request leaves the server's own address.
+answers and takeback returns, and that no request leaves the server's own address. Then
+the analysis features: variations (a tree in the URL that a link restores), the copy
+buttons (the text and the clipboard), the rule switch failing (the select goes back) and
+succeeding, keys after a dropdown and a button, values and marks in the move list, graph
+axes, the evaluation bar, one point of view (South's margin) for sign and colour, values
+hidden hiding marks, values, bar and graph, the phone layout (375 px: pit labels >= 12 px
+on screen, badges inside the board and apart), one API request at a time with
+cancellation, and, on a second server with a 1.5 s budget (--budget-ms), Kalah(6,4)'s
+unknown value: a spinner, then the message once, "best move" saying why, and the engine
+saying it cannot move and asking again on retry (no stall).
 
 usage: serve_browser_test.py KALAH_BINARY [--screenshots DIR]
   --screenshots DIR: also write DIR/serve-desktop.png and DIR/serve-phone.png (Kalah(6,3)).
@@ -30,7 +39,9 @@ try:
     from selenium import webdriver
     from selenium.webdriver.chrome.service import Service
     from selenium.webdriver.common.by import By
+    from selenium.webdriver.common.action_chains import ActionChains
     from selenium.webdriver.common.keys import Keys
+    from selenium.webdriver.support.ui import Select
     from selenium.webdriver.support.ui import WebDriverWait
 except ImportError:
     print("SKIPPED: python3-selenium is not installed (apt-get install python3-selenium)")
@@ -88,6 +99,10 @@ def main():
     driver = webdriver.Chrome(service=Service(DRIVER), options=opts)
     try:
         run(driver, base)
+        analysis(driver, base)
+        phone(driver, base)
+        requests_one_at_a_time(driver, base)
+        unknown_within_budget(driver)
         if SHOTS:
             screenshots(driver, base)
     finally:
@@ -324,18 +339,283 @@ def run(driver, base):
     check(not errors, "no script errors in the console %s" % errors[:3])
 
 
+def line_items(driver):
+    """The move list: (class, ply, text) of each move, variations included."""
+    return driver.execute_script(
+        "return [...document.querySelectorAll('#moves li[data-node]')]"
+        ".map((li) => [li.className.split(' ')[0], li.dataset.ply, li.dataset.move]);")
+
+
+def press(driver, *k):
+    """Keys to whatever has the focus, as a person types them."""
+    ActionChains(driver).send_keys(*k).perform()
+
+
+def analysis(driver, base):
+    # Variations: back one move and play another: a branch, the tree in the URL.
+    driver.get(base + "/?" + urllib.parse.urlencode({"start": START, "moves": "A2+ A4"}))
+    wait_ready(driver, cli_position(START, "A2 A4"))
+    keys(driver, Keys.ARROW_LEFT)
+    wait_ready(driver, cli_position(START, "A2"))
+    keys(driver, "1")
+    varpos = cli_position(START, "A2 A1")
+    wait_ready(driver, varpos)
+    items = line_items(driver)
+    check([c for c, _, _ in items] == ["main", "main", "var"] and items[2][1] == "2",
+          "a move off the line starts a variation, the line kept: %s" % items)
+    check(url_game(driver)[1][:2] == ["A2+", "A1"], "the URL's line is the variation shown")
+    frag = urllib.parse.unquote(urllib.parse.urlparse(driver.current_url).fragment)
+    check(frag.startswith("tree=A2+ A4 (A1"), "the URL's hash holds the tree: %r" % frag)
+    link = driver.current_url
+    driver.get("about:blank")
+    driver.get(link)
+    wait_ready(driver, varpos)
+    check(line_items(driver) == items, "the link restores the tree: %s" % line_items(driver))
+    main_a4 = driver.find_element(By.CSS_SELECTOR, '#moves li.main[data-ply="2"]')
+    main_a4.click()
+    wait_ready(driver, cli_position(START, "A2 A4"))
+    check_matches_url(driver, "a click on the main line's move after the variation")
+    check(len(line_items(driver)) == 3, "going back to the main line keeps the variation")
+
+    # Copy buttons: the text each would copy, and the clipboard itself.
+    try:
+        driver.execute_cdp_cmd("Browser.grantPermissions", {
+            "origin": base, "permissions": ["clipboardReadWrite", "clipboardSanitizedWrite"]})
+    except Exception as e:
+        print("note: no clipboard permission (%s)" % str(e)[:80])
+    for button, want in (("copy-record", "A2+ A4"), ("copy-position", cli_position(START, "A2 A4")),
+                         ("copy-link", driver.current_url)):
+        driver.find_element(By.ID, button).click()
+        b = driver.find_element(By.ID, button)
+        wait(driver, lambda: b.get_attribute("data-copied") is not None, button)
+        check(b.get_attribute("data-copied") == want, "%s copies %r" % (button, b.get_attribute("data-copied")))
+        clip = driver.execute_async_script(
+            "const done = arguments[0]; navigator.clipboard.readText().then(done, (e) => done('ERR ' + e));")
+        check(clip == want, "%s: the clipboard holds %r" % (button, clip))
+    # The copied record, pasted, gives the same position.
+    box = driver.find_element(By.ID, "paste")
+    box.clear()
+    box.send_keys(driver.find_element(By.ID, "copy-record").get_attribute("data-copied"))
+    driver.find_element(By.CSS_SELECTOR, "#paste-form button").click()
+    wait_ready(driver, cli_position(START, "A2 A4"))
+
+    # The rule switch: a game that is not legal under empty-capture keeps its rule, and the
+    # select goes back; a legal one switches.
+    record = "A1 B4 A1 B1 A4 B4"
+    driver.get(base + "/?" + urllib.parse.urlencode({"start": START, "moves": record}))
+    want = cli_position(START, record)
+    wait_ready(driver, want)
+    Select(driver.find_element(By.ID, "rule")).select_by_value("empty-capture")
+    err = driver.find_element(By.ID, "paste-error")
+    wait(driver, lambda: err.text != "", "the failed rule switch's error")
+    check("empty-capture" in err.text and "400" in err.text, "the failed switch says why: %r" % err.text)
+    check(driver.find_element(By.ID, "rule").get_attribute("value") == "standard",
+          "a failed rule switch puts the select back")
+    check(url_game(driver)[3] == "standard" and page_state(driver)[0] == want,
+          "a failed rule switch leaves the game under its rule")
+    driver.get(base + "/?" + urllib.parse.urlencode({"start": START, "moves": "A2+ A4"}))
+    wait_ready(driver, cli_position(START, "A2 A4"))
+    Select(driver.find_element(By.ID, "rule")).select_by_value("empty-capture")
+    wait(driver, lambda: url_game(driver)[3] == "empty-capture", "the rule switch")
+    check_matches_url(driver, "after switching to empty-capture")
+    check(driver.execute_script("return document.activeElement.tagName") != "SELECT",
+          "the rule select gives the focus back")
+
+    # Keys after a dropdown: the level select, then f flips the board and 1 plays B1... .
+    Select(driver.find_element(By.ID, "level")).select_by_visible_text("hard")
+    cy = lambda pit: float(driver.find_element(By.CSS_SELECTOR, '#board g.pit[data-pit="%s"] circle' % pit).get_attribute("cy"))
+    before = cy("A1") > cy("B1")
+    press(driver, "f")
+    check((cy("A1") > cy("B1")) != before, "f works right after choosing in a dropdown")
+    press(driver, "f")
+    driver.find_element(By.ID, "flip").click()
+    press(driver, " ")
+    q = cli("query", "--position", cli_position(START, "A2 A4"), "--rule", "empty-capture")
+    wait_ready(driver, cli_position(START, "A2 A4 " + q["best"][0], "empty-capture"))
+    driver.find_element(By.ID, "flip").click()
+
+    # One point of view: a badge's sign and colour are South's margin.
+    driver.get(base + "/?" + urllib.parse.urlencode({"start": START, "moves": "A2+ A4"}))
+    _, q = check_matches_url(driver, "one point of view")
+    tones = {g.get_attribute("data-move"): g.find_element(By.CSS_SELECTOR, "g.badge").get_attribute("class")
+             for g in driver.find_elements(By.CSS_SELECTOR, "#board g.pit[data-value]")}
+    want_tones = {m["move"]: "badge " + ("south" if m["value"] > 0 else "north" if m["value"] < 0 else "draw")
+                  for m in q["moves"]}
+    check(tones == want_tones, "badges coloured by South's margin, as signed: %s" % tones)
+    legend = driver.find_element(By.ID, "legend").text
+    check("South's margin" in legend, "the legend names the point of view: %r" % legend)
+    bar = driver.find_element(By.ID, "evalbar")
+    check(bar.is_displayed() and bar.get_attribute("data-value") == str(q["value"]),
+          "the evaluation bar shows the value %s" % bar.get_attribute("data-value"))
+
+    # Values and marks in the move list, axes on the graph; values hidden hides them all.
+    record = "A2 A4 B2 A1 A3"
+    driver.get(base + "/?" + urllib.parse.urlencode({"start": START, "moves": record}))
+    wait(driver, lambda: len(driver.find_elements(By.CSS_SELECTOR, "#graph circle")) == 6,
+         "the graph's points")
+    moves = driver.execute_script(
+        "return [...document.querySelectorAll('#moves li[data-node]')].map((li) => li.textContent);")
+    check(moves[4].startswith("5.A3?") and moves[4].endswith("+4") and moves[0].endswith("+6"),
+          "the move list shows marks and values (South's margin): %s" % moves)
+    labels = sorted(t.text for t in driver.find_elements(By.CSS_SELECTOR, "#graph .axis-label"))
+    check(labels == ["South\u2019s margin", "ply"], "the graph's axes are labelled: %s" % labels)
+    Select(driver.find_element(By.ID, "engine")).select_by_value("A")
+    wait(driver, lambda: not driver.find_elements(By.CSS_SELECTOR, "#graph circle"), "the graph hidden")
+    check(not driver.find_elements(By.CSS_SELECTOR, "#moves .mark, #moves .val"),
+          "playing the engine hides the marks and values of the move list")
+    check(not driver.find_element(By.ID, "evalbar").is_displayed(), "and the evaluation bar")
+    Select(driver.find_element(By.ID, "engine")).select_by_value("")
+
+
+def rect(e):
+    return e.rect  # x, y, width, height in CSS pixels
+
+
+def inside(a, b):
+    return (a["x"] >= b["x"] - 0.5 and a["y"] >= b["y"] - 0.5 and
+            a["x"] + a["width"] <= b["x"] + b["width"] + 0.5 and a["y"] + a["height"] <= b["y"] + b["height"] + 0.5)
+
+
+def overlap(a, b):
+    return not (a["x"] + a["width"] <= b["x"] or b["x"] + b["width"] <= a["x"] or
+                a["y"] + a["height"] <= b["y"] or b["y"] + b["height"] <= a["y"])
+
+
+def phone(driver, base):
+    """A 375 px wide phone: pit labels of at least 12 px on screen, badges inside the board,
+    apart from each other and from the pits."""
+    driver.execute_cdp_cmd("Emulation.setDeviceMetricsOverride",
+                           {"width": 375, "height": 812, "deviceScaleFactor": 2, "mobile": True})
+    try:
+        mid6 = cli_position("3,3,3,3,3,3/3,3,3,3,3,3/0,0/A", "A5 B4 B5 A1 B1 A4 B3 B1 A5 B2")
+        for start in (mid6, START):
+            driver.get(base + "/?" + urllib.parse.urlencode({"start": start}))
+            wait_ready(driver, start)
+            width = driver.execute_script("return document.documentElement.scrollWidth")
+            check(width <= 375, "phone: the page is no wider than the screen (%s px)" % width)
+            sizes = driver.execute_script(
+                "const s = document.getElementById('board').getScreenCTM().a;"
+                "return [...document.querySelectorAll('#board g.pit text.label')]"
+                ".map((t) => parseFloat(getComputedStyle(t).fontSize) * s);")
+            check(len(sizes) == 2 * len(start.split("/")[0].split(",")) and min(sizes) >= 12,
+                  "phone, %s: pit labels %.1f px at least" % (start, min(sizes)))
+            board_box = rect(driver.find_element(By.CSS_SELECTOR, "#board rect.board-bg"))
+            badges = [rect(b) for b in driver.find_elements(By.CSS_SELECTOR, "#board g.badge rect")]
+            pits = [rect(c) for c in driver.find_elements(By.CSS_SELECTOR, "#board g.pit circle")]
+            text = driver.execute_script(
+                "const s = document.getElementById('board').getScreenCTM().a;"
+                "return Math.min(...[...document.querySelectorAll('#board g.badge text')]"
+                ".map((t) => parseFloat(getComputedStyle(t).fontSize) * s));")
+            check(badges and all(inside(b, board_box) for b in badges),
+                  "phone, %s: %d badges inside the board" % (start, len(badges)))
+            check(not any(overlap(a, b) for i, a in enumerate(badges) for b in badges[i + 1:]) and
+                  not any(overlap(a, p) for a in badges for p in pits),
+                  "phone, %s: badges overlap neither each other nor the pits" % start)
+            check(text >= 12, "phone, %s: badge text %.1f px" % (start, text))
+    finally:
+        driver.execute_cdp_cmd("Emulation.clearDeviceMetricsOverride", {})
+
+
+def api_log(driver):
+    """The page's API requests from the performance log, in order: (event, id, url)."""
+    out = []
+    for entry in driver.get_log("performance"):
+        msg = json.loads(entry["message"])["message"]
+        p = msg["params"]
+        if msg["method"] == "Network.requestWillBeSent" and "/api/v1/" in p["request"]["url"]:
+            out.append(("sent", p["requestId"], p["request"]["url"]))
+        elif msg["method"] in ("Network.loadingFinished", "Network.loadingFailed"):
+            out.append(("failed" if p.get("canceled") else "done", p["requestId"], ""))
+    return out
+
+
+def most_at_once(log):
+    """The most API requests open at once. A request the page cancelled is left out: the
+    page aborts it before it sends the next, but its event arrives later."""
+    cancelled = {rid for ev, rid, _ in log if ev == "failed"}
+    open_, most = set(), 0
+    for ev, rid, _ in log:
+        if rid in cancelled:
+            continue
+        if ev == "sent":
+            open_.add(rid)
+            most = max(most, len(open_))
+        else:
+            open_.discard(rid)
+    return most
+
+
+def requests_one_at_a_time(driver, base):
+    """A game's values are asked for one position at a time; leaving a position cancels its
+    request."""
+    driver.get_log("performance")
+    record = "A2 A4 B2 A1 A3 B1 A2 B4"
+    driver.get(base + "/?" + urllib.parse.urlencode({"start": START, "moves": record}))
+    wait(driver, lambda: len(driver.find_elements(By.CSS_SELECTOR, "#graph circle")) == 9,
+         "the game's values")
+    log = api_log(driver)
+    check(most_at_once(log) == 1, "one API request at a time (%d at most)" % most_at_once(log))
+
+
+def unknown_within_budget(driver):
+    """A server with a 1.5 s budget and no database cannot value Kalah(6,4)'s start."""
+    server = subprocess.Popen([KALAH, "serve", "--port", "0", "--quiet", "--budget-ms", "1500",
+                               "--tt-mb", "64"], cwd=WORK, stdout=subprocess.PIPE,
+                              stderr=subprocess.PIPE, text=True)
+    try:
+        base = server.stdout.readline().split("listening on ")[1].strip().rstrip("/")
+        status = lambda: driver.find_element(By.ID, "status")
+        spinning = lambda: bool(driver.find_elements(By.CSS_SELECTOR, "#status .spinner"))
+        driver.get_log("performance")
+        driver.get(base + "/")
+        check(wait(driver, spinning, "a spinner while asking", timeout=10), "a spinner while the server searches")
+        # Leaving the position while it is searched cancels its request.
+        keys(driver, "1")
+        wait(driver, lambda: page_state(driver)[1] == "unknown", "the unknown value after A1", timeout=30)
+        keys(driver, Keys.ARROW_LEFT)
+        wait(driver, lambda: page_state(driver)[1] == "unknown" and page_state(driver)[0].endswith("/A"),
+             "the start's unknown value", timeout=30)
+        log = api_log(driver)
+        cancelled = [u for ev, rid, _ in log if ev == "failed" for e, r2, u in log if e == "sent" and r2 == rid]
+        check(any("4%2C4%2C4%2C4%2C4%2C4%2F4" in u and "%2FA" in u for u in cancelled),
+              "moving on cancels the start's request %s" % cancelled[:2])
+        check(most_at_once(log) == 1, "still one request at a time")
+        text = status().text
+        check(text.count("not known within") == 1 and not spinning(),
+              "the unknown value: the message once, no spinner: %r" % text)
+        check(bool(driver.find_elements(By.ID, "retry")), "a retry button")
+        keys(driver, " ")
+        note = driver.find_element(By.ID, "note").text if driver.find_elements(By.ID, "note") else ""
+        check("not known" in note, "best move says why it does nothing: %r" % note)
+        # The engine as North: after A1 it answers, or says it cannot and offers a retry.
+        Select(driver.find_element(By.ID, "engine")).select_by_value("B")
+        press(driver, "1")
+        stuck = lambda: "cannot move" in status().text and bool(driver.find_elements(By.ID, "retry"))
+        check(wait(driver, stuck, "the engine's answer", timeout=30),
+              "the engine says it cannot move within the budget: %r" % status().text)
+        driver.find_element(By.ID, "retry").click()
+        check(wait(driver, lambda: "choosing" in status().text, "the engine asked again", timeout=10),
+              "retry asks the engine again")
+        check(wait(driver, stuck, "the engine's second answer", timeout=30), "and it answers again")
+        Select(driver.find_element(By.ID, "engine")).select_by_value("")
+    finally:
+        server.terminate()
+        server.wait(timeout=20)
+
+
 def screenshots(driver, base):
     os.makedirs(SHOTS, exist_ok=True)
     record = "A5 B4+ B5 A1x4 B1x6 A4 B3+ B1 A5 B2"  # A1x4?? turns a win into a loss
     url = base + "/?" + urllib.parse.urlencode({"start": "3,3,3,3,3,3/3,3,3,3,3,3/0,0/A", "moves": record})
-    for name, w, h, mobile in (("serve-desktop.png", 1280, 860, False), ("serve-phone.png", 390, 844, True)):
+    for name, w, h, mobile in (("serve-desktop.png", 1280, 860, False), ("serve-phone.png", 375, 812, True)):
         driver.execute_cdp_cmd("Emulation.setDeviceMetricsOverride",
                                {"width": w, "height": h, "deviceScaleFactor": 2 if mobile else 1, "mobile": mobile})
         driver.get(url)
         wait_ready(driver)
-        # The game's other values, for the graph and the marks.
-        wait(driver, lambda: len(driver.find_elements(By.CSS_SELECTOR, "#graph circle")) == 11,
-             "the value graph", timeout=120)
+        # The game's other values, for the graph and the marks (some may be unknown within
+        # the budget: the page asks for each once).
+        wait(driver, lambda: driver.find_element(By.TAG_NAME, "body").get_attribute("data-busy") == "no",
+             "the game's values", timeout=180)
         shot = driver.execute_cdp_cmd("Page.captureScreenshot", {"format": "png", "captureBeyondViewport": mobile})
         import base64
         with open(os.path.join(SHOTS, name), "wb") as f:

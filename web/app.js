@@ -1,26 +1,45 @@
 // kalah serve's page: the board of a game, every legal move's perfect-play value from the
-// server's JSON API (/api/v1/query, the object of `kalah query --json`), the game in the
-// URL. The sowing below only moves seeds for display; moves are checked and written in
-// notation by the server (/api/v1/show), and every value comes from the server.
+// server's JSON API (/api/v1/query, the object of `kalah query --json`), the game and its
+// variations in the URL. The sowing below only moves seeds for display and checks a
+// variation's moves; the line in the URL is checked and written in notation by the server
+// (/api/v1/show), and every value comes from the server.
+//
+// Point of view: every value on the page (badges, move list, graph, evaluation bar) is
+// South's margin with perfect play, signed and coloured the same way: + and green South
+// ahead, - and red North ahead, 0 and blue a draw (the legend under the board says so).
+//
+// Requests: at most one at a time (`inflight`), the current position first, then the
+// other positions of the line shown (for the marks and the graph); a request for a
+// position the user has left is aborted (AbortController).
 'use strict';
 
 const $ = (id) => document.getElementById(id);
 const SVG = 'http://www.w3.org/2000/svg';
 const DEFAULT_START = '4,4,4,4,4,4/4,4,4,4,4,4/0,0/A';
 
+// The game is a tree: node = {id, board, move ({pit, side, text}, null at the root),
+// parent, children}; children[0] continues the line, the others are variations.
+let nextId = 0;
+function newNode(board, move, parent) {
+    const n = {id: nextId++, board, move, parent, children: []};
+    if (parent) parent.children.push(n);
+    return n;
+}
+
 const state = {
     start: null,  // board at ply 0
     rule: 'standard',
-    moves: [],   // [{pit, side, text}], moves[i] played from boards[i]
-    boards: [],  // boards[0] = start, boards[i + 1] after moves[i]
-    ply: 0,
+    root: null,
+    cur: null,      // the node shown
     flipped: false,
     editing: null,  // the board being edited, or null
     hint: false,
-    generation: 0,  // bumps when the game changes, so stale background work stops
-    enginePending: false,
+    note: '',       // why the last command did nothing, shown under the status
+    engine: null,   // {node, waiting} while the engine's move is asked for or about to be
+                    // played; {node, stuck: text} when the server could not give one
 };
 const values = new Map();  // "position|rule" -> the query object, {unknown: ...} or {error: ...}
+let inflight = null;       // {kind: 'query' | 'move', node, key, ctl}
 
 // ---- Positions and sowing (rules.md) -------------------------------------------------
 
@@ -102,9 +121,9 @@ function sow(bd, i, rule) {
 
 // ---- The server ----------------------------------------------------------------------
 
-async function api(name, params) {
+async function api(name, params, signal) {
     const q = new URLSearchParams(params);
-    const res = await fetch(`/api/v1/${name}?${q}`);
+    const res = await fetch(`/api/v1/${name}?${q}`, {signal});
     let body = null;
     try {
         body = await res.json();
@@ -115,173 +134,340 @@ async function api(name, params) {
 }
 
 function valueKey(bd) { return formatPosition(bd) + '|' + state.rule; }
+function valueOf(node) { return values.get(valueKey(node.board)); }
+function known(v) { return v && !v.error && !v.unknown; }
 
-async function fetchValue(bd) {
-    const key = valueKey(bd);
-    if (values.has(key) && !values.get(key).error) return values.get(key);
-    let r;
-    try {
-        r = await api('query', {position: formatPosition(bd), rule: state.rule});
-    } catch (e) {
-        r = {status: 0, body: {error: 'the server cannot be reached'}};
-    }
-    const v = r.status === 200 ? r.body : {error: `${r.status}: ${r.body.error || 'error'}`};
-    values.set(key, v);
-    return v;
+// Whether values may be shown: not while playing the engine, unless a hint is asked for or
+// the game is over.
+function valuesShown() {
+    return !$('engine').value || state.hint || over(state.cur.board);
 }
 
-// Values of the current position first, then of every position of the game (marks, graph).
-async function requestValues() {
-    const gen = state.generation;
-    const cur = state.boards[state.ply];
-    await fetchValue(cur);
-    if (gen !== state.generation) return;
+// The next request to make, or null: the engine's move on its turn, else the current
+// position's value, else (values shown) the first position of the line without one.
+function nextRequest() {
+    if (state.editing) return null;
+    if (enginesTurn()) {
+        if (state.engine && state.engine.node === state.cur) return null;
+        return {kind: 'move', node: state.cur};
+    }
+    const cur = state.cur;
+    if (!values.has(valueKey(cur.board))) return {kind: 'query', node: cur};
+    if (!valuesShown()) return null;
+    for (const n of lineNodes())
+        if (!values.has(valueKey(n.board))) return {kind: 'query', node: n};
+    return null;
+}
+
+// Aborts the request in flight when the user has moved on: it is kept only while it is the
+// engine's move of the current position, the current position's value, or (once that is
+// known and values are shown) a value of the line shown.
+function cancelStale() {
+    const f = inflight;
+    if (!f) return;
+    let keep;
+    if (state.editing)
+        keep = false;
+    else if (f.kind === 'move')
+        keep = enginesTurn() && f.node === state.cur;
+    else if (enginesTurn())
+        keep = false;
+    else if (f.key === valueKey(state.cur.board))
+        keep = true;
+    else
+        keep = valuesShown() && values.has(valueKey(state.cur.board)) && lineNodes().includes(f.node);
+    if (!keep) {
+        f.ctl.abort();
+        inflight = null;
+    }
+}
+
+function pump() {
+    cancelStale();
+    if (inflight) return;
+    const req = nextRequest();
+    // Whether the page still waits for the server (the screenshots wait for "no").
+    document.body.dataset.busy = req ? 'yes' : 'no';
+    if (!req) return;
+    const ctl = new AbortController();
+    const key = valueKey(req.node.board);
+    const mine = {kind: req.kind, node: req.node, key, ctl};
+    inflight = mine;
+    if (req.kind === 'move') state.engine = {node: req.node, waiting: true};
     render();
-    maybeEngine();
-    for (let i = 0; i < state.boards.length; i++) {
-        if (gen !== state.generation) return;
-        const key = valueKey(state.boards[i]);
-        if (values.has(key) && !values.get(key).error) continue;
-        await fetchValue(state.boards[i]);
-        if (gen !== state.generation) return;
-        renderGame();
-    }
+    const params = {position: formatPosition(req.node.board), rule: state.rule};
+    if (req.kind === 'move') params.level = $('level').value;
+    api(req.kind, params, ctl.signal)
+        .then((r) => ({status: r.status, body: r.body}))
+        .catch((e) => (e.name === 'AbortError' ? null :
+                                                 {status: 0, body: {error: 'the server cannot be reached'}}))
+        .then((r) => {
+            if (inflight === mine) inflight = null;
+            if (r === null || ctl.signal.aborted) {
+                if (state.engine && state.engine.node === req.node && state.engine.waiting)
+                    state.engine = null;
+                pump();
+                return;
+            }
+            if (req.kind === 'query') {
+                values.set(key, r.status === 200 ? r.body :
+                                                   {error: `${r.status}: ${r.body.error || 'error'}`});
+            } else {
+                engineAnswered(req.node, r);
+            }
+            render();
+            pump();
+        });
 }
 
-// ---- Game and URL --------------------------------------------------------------------
+// ---- The game tree and the URL ---------------------------------------------------------
+
+function pathTo(node) {
+    const p = [];
+    for (let n = node; n; n = n.parent) p.unshift(n);
+    return p;
+}
+
+// The line shown: the root to the current node, then the current node's continuation.
+function lineNodes() {
+    const p = pathTo(state.cur);
+    for (let n = state.cur; n.children.length;) {
+        n = n.children[0];
+        p.push(n);
+    }
+    return p;
+}
+
+function depth(node) { return pathTo(node).length - 1; }
+
+// The tree below `node` as a record with variations in brackets, as in PGN:
+// "A2+ A4 (A1 B2) B3": A1 B2 is played instead of A4.
+function treeText(node) {
+    const out = [];
+    for (let n = node; n.children.length;) {
+        const [main, ...rest] = n.children;
+        out.push(main.move.text);
+        for (const r of rest) out.push('(' + [r.move.text, treeText(r)].filter(Boolean).join(' ') + ')');
+        n = main;
+    }
+    return out.join(' ');
+}
+
+function hasVariations(node) {
+    return node.children.length > 1 || node.children.some(hasVariations);
+}
+
+// Plays a move from `node` under `rule` (a child of the same move if there is one).
+function child(node, pit, rule) {
+    const r = sow(node.board, pit, rule);
+    const same = node.children.find((c) => c.move.text === r.move.text);
+    return same || newNode(r.board, r.move, node);
+}
+
+function legalPit(bd, side, pit) {
+    return !over(bd) && bd.side === side && pit >= 0 && pit < bd.m &&
+        (side === 'A' ? bd.a : bd.b)[pit] > 0;
+}
+
+// Adds the moves of a tree text (treeText's format) below `root`. Throws on a bad move.
+function parseTree(root, text, rule) {
+    const tokens = text.replace(/[()]/g, ' $& ').split(/\s+/).filter(Boolean);
+    let k = 0;
+    const seq = (from) => {
+        let prev = from, last = null;
+        while (k < tokens.length) {
+            const t = tokens[k];
+            if (t === ')') return;
+            k++;
+            if (t === '(') {
+                if (!last) throw new Error('a variation in brackets follows no move');
+                seq(last.parent);
+                if (tokens[k++] !== ')') throw new Error('a variation is not closed');
+                continue;
+            }
+            const m = /^([AB])([1-6])/.exec(t);
+            const pit = m ? Number(m[2]) - 1 : -1;
+            if (!m || !legalPit(prev.board, m[1], pit))
+                throw new Error(`'${t.slice(0, 12)}' is not a legal move at ply ${depth(prev) + 1}`);
+            last = prev = child(prev, pit, rule);
+        }
+    };
+    seq(root);
+    if (k < tokens.length) throw new Error('a closing bracket without an opening one');
+}
 
 function urlFor() {
     const p = new URLSearchParams();
     p.set('start', formatPosition(state.start));
     if (state.rule !== 'standard') p.set('rule', state.rule);
-    if (state.moves.length) p.set('moves', state.moves.map((x) => x.text).join(' '));
-    if (state.ply !== state.moves.length) p.set('ply', String(state.ply));
-    return '?' + p.toString();
+    const line = lineNodes();
+    if (line.length > 1) p.set('moves', line.slice(1).map((n) => n.move.text).join(' '));
+    const ply = depth(state.cur);
+    if (ply !== line.length - 1) p.set('ply', String(ply));
+    const hash = hasVariations(state.root) ? '#tree=' + encodeURIComponent(treeText(state.root)) : '';
+    return '?' + p.toString() + hash;
 }
 
 function pushUrl(replace) {
     const u = urlFor();
-    if (u === location.search) return;
+    if (u === location.search + location.hash) return;
     history[replace ? 'replaceState' : 'pushState'](null, '', u);
 }
 
-function setGame(start, rule, moveTexts, ply) {
+// Checks a start and a line with the server (its error names the ply) and a tree of
+// variations with the sowing, then shows them; nothing changes when either fails.
+// Returns '' or the error.
+async function loadGame(startText, rule, record, ply, replace, tree) {
+    let r;
+    try {
+        r = await api('show', {position: startText, rule, moves: record});
+    } catch (e) {
+        return 'the server cannot be reached';
+    }
+    if (r.status !== 200) return `${r.status}: ${r.body.error}`;
+    const start = parsePosition(startText);
+    const root = newNode(start, null, null);
+    try {
+        if (tree) parseTree(root, tree, rule);
+    } catch (e) {
+        return 'the variations: ' + e.message;
+    }
+    let n = root;
+    const line = [n];
+    for (const t of r.body.moves) {
+        n = child(n, Number(t[1]) - 1, rule);
+        line.push(n);
+    }
+    if (formatPosition(n.board) !== r.body.position)
+        return 'the page and the server disagree on this game';
+    const k = ply === null ? line.length - 1 : Math.max(0, Math.min(ply, line.length - 1));
     state.start = start;
     state.rule = rule;
-    state.moves = [];
-    state.boards = [start];
-    for (const t of moveTexts) {
-        const r = sow(state.boards[state.boards.length - 1], Number(t[1]) - 1, rule);
-        state.moves.push(r.move);
-        state.boards.push(r.board);
-    }
-    state.ply = Math.max(0, Math.min(ply, state.moves.length));
-    state.generation++;
+    state.root = root;
     state.hint = false;
+    state.note = '';
+    state.engine = null;
     $('rule').value = rule;
     $('pits').value = String(start.m);
     if (start.a.concat(start.b).every((x) => x === start.a[0]) && start.a[0] >= 1 &&
         start.a[0] <= 10)
         $('seeds').value = String(start.a[0]);
-}
-
-// Checks a start and a record with the server (its error names the ply), then shows them.
-async function loadGame(startText, rule, record, ply, replace) {
-    const r = await api('show', {position: startText, rule, moves: record});
-    if (r.status !== 200) return `${r.status}: ${r.body.error}`;
-    const start = parsePosition(startText);
-    setGame(start, rule, r.body.moves, ply === null ? r.body.moves.length : ply);
-    const end = state.boards[state.boards.length - 1];
-    if (formatPosition(end) !== r.body.position)
-        return 'the page and the server disagree on this game';
-    pushUrl(replace);
-    render();
-    requestValues();
+    goTo(line[k], replace);
     return '';
 }
 
 async function loadFromUrl() {
     const p = new URLSearchParams(location.search);
+    const h = new URLSearchParams(location.hash.slice(1));
     const start = p.get('start') || p.get('position') || DEFAULT_START;
     const rule = p.get('rule') || 'standard';
     const ply = p.has('ply') ? Number(p.get('ply')) : null;
-    const err =
-        await loadGame(start, rule, p.get('moves') || '', Number.isInteger(ply) ? ply : null, true);
+    const err = await loadGame(start, rule, p.get('moves') || '',
+                               Number.isInteger(ply) ? ply : null, true, h.get('tree') || '');
     $('paste-error').textContent = err;
-    if (err && !state.start) await loadGame(DEFAULT_START, 'standard', '', 0, true);
+    if (err && !state.start) await loadGame(DEFAULT_START, 'standard', '', 0, true, '');
+}
+
+// Shows `node`: the URL follows, a request for a position left behind stops.
+function goTo(node, replace) {
+    state.cur = node;
+    state.hint = false;
+    state.note = '';
+    if (state.engine && state.engine.node !== node) state.engine = null;
+    // An error is asked again when its position is shown again; "unknown" waits for retry.
+    const v = valueOf(node);
+    if (v && v.error) values.delete(valueKey(node.board));
+    pushUrl(replace);
+    render();
+    pump();
 }
 
 function setPly(k) {
-    k = Math.max(0, Math.min(k, state.moves.length));
-    if (k === state.ply) return;
-    state.ply = k;
-    state.hint = false;
-    pushUrl(false);
-    render();
-    requestValues();
+    const line = lineNodes();
+    k = Math.max(0, Math.min(k, line.length - 1));
+    if (line[k] !== state.cur) goTo(line[k], false);
 }
 
+// A move from the current node: the next move of the line, a variation already in the
+// tree, or a new variation.
 function playPit(i) {
     if (state.editing) return;
-    const bd = state.boards[state.ply];
-    if (over(bd) || i < 0 || i >= bd.m || (bd.side === 'A' ? bd.a : bd.b)[i] === 0) return;
-    const r = sow(bd, i, state.rule);
-    const next = state.moves[state.ply];
-    if (!(next && next.text === r.move.text)) {
-        state.moves = state.moves.slice(0, state.ply).concat([r.move]);
-        state.boards = state.boards.slice(0, state.ply + 1).concat([r.board]);
-        state.generation++;
-    }
-    setPly(state.ply + 1);
+    if (!legalPit(state.cur.board, state.cur.board.side, i)) return;
+    goTo(child(state.cur, i, state.rule), false);
 }
 
-function currentValue() { return values.get(valueKey(state.boards[state.ply])); }
-
 function playBest() {
-    const v = currentValue();
-    if (!v || !v.best || !v.best.length) return;
+    const why = bestMoveBlocked();
+    if (why) {
+        state.note = 'best move: ' + why;
+        renderStatus();
+        return;
+    }
+    const v = valueOf(state.cur);
     playPit(Number(v.best[0][1]) - 1);
+}
+
+// Why "best move" cannot play now, or ''.
+function bestMoveBlocked() {
+    if (state.editing) return 'not while editing (e ends editing)';
+    if (over(state.cur.board)) return 'the game is over';
+    if (enginesTurn()) return 'it is the engine\u2019s turn';
+    const v = valueOf(state.cur);
+    if (!v) return 'the value of this position is still being asked for';
+    if (v.error) return 'no value: ' + v.error;
+    if (v.unknown) return 'the value is not known within the server\u2019s budget (retry, or play a move)';
+    if (!v.best || !v.best.length) return 'no move to play';
+    return '';
+}
+
+function retry() {
+    values.delete(valueKey(state.cur.board));
+    if (state.engine && state.engine.node === state.cur) state.engine = null;
+    state.note = '';
+    render();
+    pump();
 }
 
 // ---- Engine (play against the perfect engine or a weaker level) ------------------------
 
 function enginesTurn() {
     const side = $('engine').value;
-    const bd = state.boards[state.ply];
-    return side && !over(bd) && bd.side === side && state.ply === state.moves.length &&
-        !state.editing;
+    const bd = state.cur.board;
+    return !!side && !state.editing && !over(bd) && bd.side === side && !state.cur.children.length;
 }
 
-async function maybeEngine() {
-    if (!enginesTurn() || state.enginePending) return;
-    state.enginePending = true;
-    const gen = state.generation, ply = state.ply;
-    const bd = state.boards[state.ply];
-    const r = await api(
-        'move', {position: formatPosition(bd), rule: state.rule, level: $('level').value});
-    state.enginePending = false;
-    if (gen !== state.generation || ply !== state.ply) return;
-    if (r.status !== 200 || !r.body.move) {
-        $('status').textContent = `engine: ${r.body.error || r.body.reason || 'no move'}`;
+// The server's answer to /api/v1/move for `node`: play the move, or say why there is none
+// (the engine then waits for a retry; it never waits for ever).
+function engineAnswered(node, r) {
+    if (r.status === 200 && r.body.move) {
+        state.engine = {node, waiting: true};
+        setTimeout(() => {
+            if (state.cur === node && state.engine && state.engine.node === node) {
+                state.engine = null;
+                playPit(Number(r.body.move[1]) - 1);
+            }
+        }, 250);
         return;
     }
-    setTimeout(() => {
-        if (gen === state.generation && ply === state.ply) playPit(Number(r.body.move[1]) - 1);
-    }, 250);
+    let why;
+    if (r.status === 200 && r.body.unknown)
+        why = `it cannot choose a move within the server\u2019s budget (${r.body.reason})`;
+    else
+        why = 'the server gave no move: ' + (r.body.error || r.body.reason || `HTTP ${r.status}`);
+    state.engine = {node, stuck: why};
 }
 
 function takeback() {
     const engine = $('engine').value;
-    let k = state.ply - 1;
+    let n = state.cur.parent;
+    if (!n) return;
     // Against the engine: back to the last position where the person was to move.
     if (engine)
-        while (k > 0 && state.boards[k].side === engine) k--;
-    if (k < 0) return;
-    state.moves = state.moves.slice(0, k);
-    state.boards = state.boards.slice(0, k + 1);
-    state.generation++;
-    state.ply = k + 1;  // so that setPly sees a change
-    setPly(k);
+        while (n.parent && n.board.side === engine) n = n.parent;
+    // The moves taken back leave the tree.
+    const gone = pathTo(state.cur)[depth(n) + 1];
+    n.children.splice(n.children.indexOf(gone), 1);
+    goTo(n, false);
 }
 
 // ---- Drawing -------------------------------------------------------------------------
@@ -296,43 +482,72 @@ function el(name, attrs, parent, text) {
 
 function moverMargin(v, side) { return side === 'A' ? v : -v; }
 function signed(v) { return v > 0 ? '+' + v : String(v); }
+// The colour class of a value, South's margin: one point of view everywhere.
+function tone(v) { return v > 0 ? 'south' : v < 0 ? 'north' : 'draw'; }
+
+// A bound the server may give with an unknown value (South's margin): ">= +6", "<= -2".
+function boundText(v) {
+    const lo = Number.isInteger(v.lower) ? v.lower : null;
+    const hi = Number.isInteger(v.upper) ? v.upper : null;
+    if (lo !== null && hi !== null && lo === hi) return signed(lo);
+    const parts = [];
+    if (lo !== null) parts.push('>= ' + signed(lo));
+    if (hi !== null) parts.push('<= ' + signed(hi));
+    return parts.join(', ');
+}
 
 function render() {
     renderBoard();
     renderStatus();
+    renderEvalBar();
     renderGame();
-    $('position-text').textContent = formatPosition(state.editing || state.boards[state.ply]);
+    $('position-text').textContent = formatPosition(state.editing || state.cur.board);
+}
+
+// Text sizes in the board's units, so that on screen they are never below `px` pixels
+// (the board scales with the page: on a phone one unit is about half a pixel).
+function boardScale(W) {
+    const w = $('board').getBoundingClientRect().width;
+    return w > 0 ? w / W : 1;
 }
 
 function renderBoard() {
     const svg = $('board');
-    const bd = state.editing || state.boards[state.ply];
-    const m = bd.m, W = 200 + m * 80, H = 300;
+    const bd = state.editing || state.cur.board;
+    // Layout (units): a badge row, a label row and a pit row for each side, the badges
+    // outermost and all inside the board's rectangle; the side names outside it.
+    const m = bd.m, W = 200 + m * 80, T = 30, H = T + 362;
+    const scale = boardScale(W);
+    const size = (px, min) => Math.max(min, px / scale);
+    const labelSize = size(12.5, 12), badgeSize = size(12.5, 13), seedSize = size(15, 22);
+    const badgeH = badgeSize + 10, badgeW = Math.min(76, Math.max(48, badgeSize * 2.9));
     svg.setAttribute('viewBox', `0 0 ${W} ${H}`);
     svg.replaceChildren();
     svg.classList.toggle('editing', !!state.editing);
-    const v = state.editing ? null : currentValue();
-    const known = v && !v.error && !v.unknown;
+    const v = state.editing ? null : valueOf(state.cur);
+    const isKnown = known(v);
     svg.dataset.position = formatPosition(bd);
     svg.dataset.state = state.editing ? 'editing' :
         !v                            ? 'loading' :
         v.error                       ? 'error' :
         v.unknown                     ? 'unknown' :
                                         'ready';
-    el('rect', {x: 10, y: 55, width: W - 20, height: 200, rx: 30, class: 'board-bg'}, svg);
-    const showValues = known && (!$('engine').value || state.hint || over(bd));
+    el('rect', {x: 10, y: T, width: W - 20, height: 332, rx: 30, class: 'board-bg'}, svg);
+    const showValues = isKnown && valuesShown();
     const byPit = new Map();
-    if (known)
+    if (isKnown)
         for (const mv of v.moves) byPit.set(mv.move.slice(0, 2), mv);
     let bestMover = null;
-    if (known && v.moves.length)
+    if (isKnown && v.moves.length)
         bestMover = Math.max(...v.moves.map((x) => moverMargin(x.value, bd.side)));
     // Rows: South (A1..Am) at the bottom from the left, North (Bm..B1) on top; flipped, the
     // board turns round.
     const bottom = state.flipped ? 'B' : 'A';
     for (const side of ['A', 'B']) {
         const isBottom = side === bottom;
-        const y = isBottom ? 205 : 105;
+        const y = isBottom ? T + 227 : T + 105;
+        const labelY = isBottom ? T + 275 : T + 57;
+        const badgeY = isBottom ? T + 332 - 8 - badgeH / 2 : T + 8 + badgeH / 2;
         for (let i = 0; i < m; i++) {
             const col = isBottom ? i : m - 1 - i;
             const x = 140 + col * 80;
@@ -343,9 +558,9 @@ function renderBoard() {
                 el('g',
                    {class: 'pit' + (legal ? ' legal' : ''), 'data-pit': name, 'data-seeds': seeds},
                    svg);
-            el('circle', {cx: x, cy: y, r: 32}, g);
-            el('text', {x, y, class: 'seeds'}, g, String(seeds));
-            el('text', {x, y: isBottom ? y + 27 : y - 20, class: 'label'}, g, name);
+            el('circle', {cx: x, cy: y, r: 33}, g);
+            el('text', {x, y, class: 'seeds', 'font-size': seedSize}, g, String(seeds));
+            el('text', {x, y: labelY, class: 'label', 'font-size': labelSize}, g, name);
             const mv = byPit.get(name);
             if (mv) {
                 g.dataset.value = mv.value;
@@ -354,26 +569,30 @@ function renderBoard() {
                 const suffix = mv.move.slice(2);
                 if (suffix) {
                     const mk = el('g', {class: 'mark'}, g);
-                    el('rect', {x: x + 14, y: y - 34, width: 26, height: 16, rx: 8}, mk);
-                    el('text', {x: x + 27, y: y - 26}, mk, suffix);
+                    el('rect', {x: x + 12, y: y - 36, width: 28, height: 17, rx: 8}, mk);
+                    el('text', {x: x + 26, y: y - 27.5}, mk, suffix);
                 }
                 if (showValues) {
-                    const mine = moverMargin(mv.value, bd.side);
-                    const loss = bestMover - mine;
+                    const loss = bestMover - moverMargin(mv.value, bd.side);
                     if (mv.best) g.classList.add('best');
-                    const cls = mine > 0 ? 'win' : mine < 0 ? 'loss' : 'draw';
-                    const by = isBottom ? y + 50 : y - 50;
                     const b =
                         el('g', {
-                            class: 'badge ' + cls,
-                            opacity: mv.best ? 1 : Math.max(0.35, 1 - loss / 16)
+                            class: 'badge ' + tone(mv.value),
+                            opacity: mv.best ? 1 : Math.max(0.45, 1 - loss / 16)
                         },
                            g);
                     el('title', {}, b,
-                       `${mv.move}: ${signed(mv.value)} for South with perfect play` +
+                       `${mv.move}: ${signed(mv.value)} (South's margin) with perfect play` +
                            (loss ? `; gives away ${loss}` : '; best'));
-                    el('rect', {x: x - 24, y: by - 11, width: 48, height: 22, rx: 11}, b);
-                    el('text', {x, y: by}, b, signed(mv.value));
+                    el('rect', {
+                        x: x - badgeW / 2,
+                        y: badgeY - badgeH / 2,
+                        width: badgeW,
+                        height: badgeH,
+                        rx: badgeH / 2
+                    },
+                       b);
+                    el('text', {x, y: badgeY, 'font-size': badgeSize}, b, signed(mv.value));
                 }
             }
             g.addEventListener('click', (e) => clickPit(side, i, e));
@@ -389,11 +608,17 @@ function renderBoard() {
         const right = (side === 'A') !== state.flipped;
         const x = right ? W - 80 : 20;
         const g = el('g', {class: 'store', 'data-store': side}, svg);
-        el('rect', {x, y: 75, width: 60, height: 160, rx: 28}, g);
-        el('text', {x: x + 30, y: 155, class: 'seeds'}, g, String(side === 'A' ? bd.sa : bd.sb));
+        el('rect', {x, y: T + 60, width: 60, height: 212, rx: 28}, g);
+        el('text', {x: x + 30, y: T + 166, class: 'seeds', 'font-size': seedSize}, g,
+           String(side === 'A' ? bd.sa : bd.sb));
         const toMove = !over(bd) && bd.side === side;
         el('text',
-           {x: x + 30, y: isTop(side) ? 40 : 285, class: 'side-label' + (toMove ? ' to-move' : '')},
+           {
+               x: right ? W - 20 : 20,
+               y: isTop(side) ? T - 8 : H - 6,
+               class: 'side-label' + (toMove ? ' to-move' : '') + (right ? ' end' : ''),
+               'font-size': size(12.5, 14)
+           },
            svg, (side === 'A' ? 'A South' : 'B North') + (toMove ? ' \u25CF' : ''));
         g.addEventListener('click', (e) => clickStore(side, e));
         g.addEventListener('contextmenu', (e) => {
@@ -406,19 +631,34 @@ function renderBoard() {
 function renderStatus() {
     const st = $('status');
     st.replaceChildren();
+    const span = (cls, text) => {
+        const s = document.createElement('span');
+        s.className = cls;
+        s.textContent = text;
+        st.appendChild(s);
+        return s;
+    };
+    const retryButton = (label) => {
+        const b = document.createElement('button');
+        b.id = 'retry';
+        b.type = 'button';
+        b.textContent = label;
+        b.addEventListener('click', retry);
+        st.append(' ', b);
+    };
     if (state.editing) {
         st.textContent =
             'edit: click a pit or store to add a seed, shift-click or right-click to take one; ' +
             's switches the side to move; e (or the edit button) ends editing.';
         return;
     }
-    const bd = state.boards[state.ply];
-    const v = currentValue();
-    const span = (cls, text) => {
-        const s = document.createElement('span');
-        s.className = cls;
-        s.textContent = text;
-        st.appendChild(s);
+    const bd = state.cur.board;
+    const v = valueOf(state.cur);
+    const note = () => {
+        if (state.note) {
+            st.appendChild(document.createElement('br'));
+            span('note', state.note).id = 'note';
+        }
     };
     if (over(bd)) {
         const [a, b] = finalScore(bd);
@@ -426,85 +666,189 @@ function renderStatus() {
             'value',
             `game over: A ${a} - B ${b}` +
                 (a === b ? ' (draw)' : ` (${a > b ? 'A' : 'B'} wins by ${Math.abs(a - b)})`));
+        note();
         return;
     }
     span('', `${bd.side === 'A' ? 'A (South)' : 'B (North)'} to move. `);
+    const eng = state.engine && state.engine.node === state.cur ? state.engine : null;
+    if (enginesTurn()) {
+        if (eng && eng.stuck) {
+            span('value', 'The engine cannot move: ');
+            span('source', eng.stuck + '.');
+            retryButton('ask the engine again');
+        } else {
+            span('spinner', '');
+            span('source', 'the engine is choosing its move\u2026');
+        }
+        note();
+        return;
+    }
     if (!v) {
+        span('spinner', '');
         span('source', 'asking the server\u2026');
-        return;
-    }
-    if (v.error) {
+    } else if (v.error) {
         span('source', 'no value: ' + v.error);
-        return;
-    }
-    if (v.unknown) {
-        span('value', 'value not known within the server\u2019s budget');
-        span('source', ` (${v.reason})`);
-        return;
-    }
-    if ($('engine').value && !state.hint) {
+        retryButton('retry');
+    } else if (v.unknown) {
+        const bound = boundText(v);
+        if (bound) span('value bound', `value ${bound} (a bound): `);
+        span('value', 'value ' + (v.reason || 'not known within the server\u2019s budget'));
+        if (v.nodes !== undefined)
+            span('source', ` \u2014 searched ${v.nodes} nodes, ${Number(v.seconds).toFixed(1)} s.`);
+        retryButton('search again');
+    } else if (!valuesShown()) {
         span('source', 'playing the engine: h or the hint button shows the values');
+    } else {
+        const who = v.value > 0 ? `South wins by ${v.value}` :
+            v.value < 0 ? `North wins by ${- v.value}` :
+                          'a draw';
+        span('value ' + tone(v.value), `value ${signed(v.value)}: ${who} with perfect play`);
+        span('source', v.nodes === 0 ?
+                 ' \u2014 from the endgame database' :
+                 ` \u2014 searched: ${v.nodes} nodes, ${Number(v.seconds).toFixed(3)} s`);
+    }
+    note();
+}
+
+// South's margin as a bar: South's share from the left; hidden with the values.
+function renderEvalBar() {
+    const bar = $('evalbar');
+    const v = state.editing ? null : valueOf(state.cur);
+    const show = known(v) && valuesShown();
+    bar.hidden = !show;
+    if (!show) {
+        delete bar.dataset.value;
         return;
     }
-    const who = v.value > 0 ? `South wins by ${v.value}` :
-        v.value < 0 ? `North wins by ${- v.value}` :
-                      'a draw';
-    span('value', `value ${signed(v.value)}: ${who} with perfect play`);
-    span(
-        'source',
-        v.nodes === 0 ? ' \u2014 from the endgame database' :
-                        ` \u2014 searched: ${v.nodes} nodes, ${Number(v.seconds).toFixed(3)} s`);
+    const bd = state.cur.board;
+    const total = finalScore(bd)[0] + finalScore(bd)[1];
+    const share = 50 + 50 * Math.max(-1, Math.min(1, v.value / Math.max(1, total / 2)));
+    bar.dataset.value = v.value;
+    $('evalbar-fill').style.width = share + '%';
+    $('evalbar-text').textContent = signed(v.value);
+    bar.title = `${signed(v.value)}: South's margin with perfect play`;
 }
 
 // Marks as `kalah annotate` gives them: ? loses seeds against the best move, ?? changes
-// the result for the mover.
-function markOf(i) {
-    const v = values.get(valueKey(state.boards[i]));
-    if (!v || v.error || v.unknown) return '';
-    const side = state.boards[i].side;
-    const mv = v.moves.find((x) => x.move.slice(0, 2) === state.moves[i].text.slice(0, 2));
+// the result for the mover. From the value of the position the move was played in.
+function markOf(node) {
+    const v = valueOf(node.parent);
+    if (!known(v)) return '';
+    const side = node.parent.board.side;
+    const mv = v.moves.find((x) => x.move.slice(0, 2) === node.move.text.slice(0, 2));
     if (!mv) return '';
     const best = moverMargin(v.value, side), played = moverMargin(mv.value, side);
     if (played >= best) return '';
     return Math.sign(best) !== Math.sign(played) ? '??' : '?';
 }
 
+// The value after a move (South's margin), from the position it was played in; or null.
+function valueAfter(node) {
+    const v = valueOf(node.parent);
+    if (!known(v)) return null;
+    const mv = v.moves.find((x) => x.move.slice(0, 2) === node.move.text.slice(0, 2));
+    return mv ? mv.value : null;
+}
+
+// The move list: the tree as a record, variations in brackets after the move they
+// replace; each move with its mark and the value it leads to (values shown only).
 function renderGame() {
     const ol = $('moves');
     ol.replaceChildren();
-    state.moves.forEach((mv, i) => {
+    const shown = valuesShown();
+    const line = new Set(lineNodes());
+    const item = (node, inVariation) => {
         const li = document.createElement('li');
-        li.dataset.ply = i + 1;
-        if (i + 1 === state.ply) li.className = 'current';
+        li.dataset.ply = depth(node);
+        li.dataset.node = node.id;
+        li.dataset.move = node.move.text;
+        li.className = (inVariation ? 'var' : 'main') + (line.has(node) ? ' line' : '') +
+            (node === state.cur ? ' current' : '');
         const n = document.createElement('span');
         n.className = 'n';
-        n.textContent = `${i + 1}.`;
-        const mark = document.createElement('span');
-        mark.className = 'mark';
-        mark.textContent = markOf(i);
-        li.append(n, mv.text, mark);
-        li.addEventListener('click', () => setPly(i + 1));
+        n.textContent = `${depth(node)}.`;
+        li.append(n, node.move.text);
+        if (shown) {
+            const mark = markOf(node);
+            if (mark) {
+                const s = document.createElement('span');
+                s.className = 'mark';
+                s.textContent = mark;
+                li.append(s);
+            }
+            const after = valueAfter(node);
+            if (after !== null) {
+                const s = document.createElement('span');
+                s.className = 'val ' + tone(after);
+                s.textContent = signed(after);
+                li.append(s);
+            }
+        }
+        li.addEventListener('click', () => goTo(node, false));
         ol.appendChild(li);
-    });
+    };
+    const paren = (text) => {
+        const li = document.createElement('li');
+        li.className = 'paren';
+        li.textContent = text;
+        ol.appendChild(li);
+    };
+    const walk = (node, inVariation) => {
+        for (let n = node; n.children.length;) {
+            const [main, ...rest] = n.children;
+            item(main, inVariation);
+            for (const r of rest) {
+                paren('(');
+                item(r, true);
+                walk(r, true);
+                paren(')');
+            }
+            n = main;
+        }
+    };
+    walk(state.root, false);
     const cur = ol.querySelector('.current');
     if (cur) cur.scrollIntoView({block: 'nearest'});
     renderGraph();
 }
 
+// The values of the line shown, ply by ply, South's margin; hidden with the values.
 function renderGraph() {
     const svg = $('graph');
-    const W = 300, H = 120, n = state.boards.length;
+    const W = 320, H = 150, L = 44, R = 8, TOP = 10, B = 30;
     svg.setAttribute('viewBox', `0 0 ${W} ${H}`);
-    svg.setAttribute('preserveAspectRatio', 'none');
     svg.replaceChildren();
-    const pts = state.boards.map((bd, i) => {
-        const v = values.get(valueKey(bd));
-        return v && !v.error && !v.unknown ? v.value : null;
+    const shown = valuesShown();
+    svg.classList.toggle('hidden-values', !shown);
+    const line = lineNodes(), n = line.length;
+    const pts = line.map((node) => {
+        const v = valueOf(node);
+        return shown && known(v) ? v.value : null;
     });
     const maxAbs = Math.max(2, ...pts.filter((x) => x !== null).map(Math.abs));
-    const X = (i) => 10 + (n > 1 ? (i * (W - 20)) / (n - 1) : (W - 20) / 2);
-    const Y = (v) => H / 2 - (v / maxAbs) * (H / 2 - 10);
-    el('line', {x1: 0, y1: H / 2, x2: W, y2: H / 2, class: 'graph-zero'}, svg);
+    const X = (i) => L + (n > 1 ? (i * (W - L - R)) / (n - 1) : (W - L - R) / 2);
+    const Y = (v) => TOP + (H - TOP - B) / 2 - (v / maxAbs) * ((H - TOP - B) / 2);
+    // Axes: the value (South's margin) up, the ply along.
+    el('line', {x1: L, y1: TOP, x2: L, y2: H - B, class: 'graph-axis'}, svg);
+    el('line', {x1: L, y1: Y(0), x2: W - R, y2: Y(0), class: 'graph-zero'}, svg);
+    for (const t of [maxAbs, 0, -maxAbs])
+        el('text', {x: L - 4, y: Y(t), class: 'graph-tick y'}, svg, signed(t));
+    for (const i of n > 1 ? [0, n - 1] : [0])
+        el('text', {x: X(i), y: H - B + 12, class: 'graph-tick x'}, svg, String(i));
+    el('text', {x: (L + W - R) / 2, y: H - 3, class: 'axis-label', 'data-axis': 'x'}, svg, 'ply');
+    el('text', {
+        x: 10,
+        y: TOP + (H - TOP - B) / 2,
+        class: 'axis-label',
+        'data-axis': 'y',
+        transform: `rotate(-90 10 ${TOP + (H - TOP - B) / 2})`
+    },
+       svg, 'South\u2019s margin');
+    if (!shown) {
+        el('text', {x: (L + W) / 2, y: TOP + 30, class: 'graph-note'}, svg,
+           'values hidden while playing the engine');
+        return;
+    }
     let path = '';
     pts.forEach((v, i) => {
         if (v !== null) path += `${path ? 'L' : 'M'}${X(i)},${Y(v)} `;
@@ -512,25 +856,55 @@ function renderGraph() {
     if (path) el('path', {d: path, class: 'graph-line'}, svg);
     pts.forEach((v, i) => {
         if (v === null) return;
-        const c =
-            el('circle', {
-                cx: X(i),
-                cy: Y(v),
-                r: 3.5,
-                class: 'graph-point' + (i === state.ply ? ' current' : ''),
-                'data-ply': i
-            },
-               svg);
+        const c = el('circle', {
+            cx: X(i),
+            cy: Y(v),
+            r: 3.5,
+            class: 'graph-point ' + tone(v) + (line[i] === state.cur ? ' current' : ''),
+            'data-ply': i
+        },
+                     svg);
         el('title', {}, c, `ply ${i}: ${signed(v)}`);
-        c.addEventListener('click', () => setPly(i));
+        c.addEventListener('click', () => goTo(line[i], false));
     });
+}
+
+// ---- Copying ---------------------------------------------------------------------------
+
+// The line shown as a record the paste box reads back (the start first unless it is a
+// standard start), the position, and the link with the whole tree.
+function recordText() {
+    const bd = state.start;
+    const standard = bd.sa === 0 && bd.sb === 0 && bd.side === 'A' &&
+        bd.a.concat(bd.b).every((x) => x === bd.a[0]);
+    const moves = lineNodes().slice(1).map((n) => n.move.text);
+    return (standard ? [] : [formatPosition(bd)]).concat(moves).join(' ');
+}
+
+async function copy(button, text) {
+    button.dataset.copied = text;
+    let ok = false;
+    try {
+        await navigator.clipboard.writeText(text);
+        ok = true;
+    } catch (e) {
+        // No clipboard permission (an http page on another host): the old way.
+        const t = document.createElement('textarea');
+        t.value = text;
+        document.body.appendChild(t);
+        t.select();
+        ok = document.execCommand('copy');
+        t.remove();
+    }
+    $('copy-note').textContent = ok ? 'copied: ' + text.slice(0, 80) + (text.length > 80 ? '\u2026' : '') :
+                                      'the browser refused to copy; select the text: ' + text;
 }
 
 // ---- Editing -------------------------------------------------------------------------
 
 function clickPit(side, i, e) {
     if (!state.editing) {
-        if (side === state.boards[state.ply].side) playPit(i);
+        if (side === state.cur.board.side) playPit(i);
         return;
     }
     const row = side === 'A' ? state.editing.a : state.editing.b;
@@ -547,21 +921,43 @@ function clickStore(side, e) {
 
 async function toggleEdit() {
     if (!state.editing) {
-        const bd = state.boards[state.ply];
+        const bd = state.cur.board;
         state.editing = {...bd, a: bd.a.slice(), b: bd.b.slice()};
         $('edit').classList.add('on');
         render();
+        pump();
         return;
     }
     const text = formatPosition(state.editing);
     state.editing = null;
     $('edit').classList.remove('on');
-    const err = await loadGame(text, state.rule, '', 0, false);
+    const err = await loadGame(text, state.rule, '', 0, false, '');
     $('paste-error').textContent = err;
-    if (err) render();
+    if (err) {
+        render();
+        pump();
+    }
 }
 
 // ---- Controls ------------------------------------------------------------------------
+
+// Switches the rule for the whole tree, or not at all: the variations are replayed with
+// the sowing and the line is checked by the server; on failure the select shows the rule
+// of the game again.
+async function switchRule() {
+    const to = $('rule').value, from = state.rule;
+    if (to === from) return;
+    const line = lineNodes();
+    const pits = line.slice(1).map((n) => n.move.text.slice(0, 2)).join(' ');
+    const tree = treeText(state.root).replace(/([AB][1-6])[^\s()]*/g, '$1');
+    const err = await loadGame(formatPosition(state.start), to, pits, depth(state.cur), false, tree);
+    if (err) {
+        $('rule').value = from;
+        $('paste-error').textContent = `rule ${to}: ${err}; the game stays under ${from}`;
+    } else {
+        $('paste-error').textContent = '';
+    }
+}
 
 function setup() {
     for (let m = 1; m <= 6; m++) $('pits').append(new Option(String(m), String(m)));
@@ -573,25 +969,21 @@ function setup() {
         const m = Number($('pits').value), n = Number($('seeds').value);
         const row = Array(m).fill(n).join(',');
         $('paste-error').textContent =
-            await loadGame(`${row}/${row}/0,0/A`, $('rule').value, '', 0, false);
+            await loadGame(`${row}/${row}/0,0/A`, $('rule').value, '', 0, false, '');
     });
-    $('rule').addEventListener('change', async () => {
-        $('paste-error').textContent = await loadGame(
-            formatPosition(state.start), $('rule').value,
-            state.moves.map((x) => x.text.slice(0, 2)).join(' '), state.ply, false);
-    });
+    $('rule').addEventListener('change', switchRule);
     $('paste-form').addEventListener('submit', async (e) => {
         e.preventDefault();
         const words = $('paste').value.trim().split(/\s+/).filter((w) => w && !/^\d+\.$/.test(w));
         let start = formatPosition(state.start);
         if (words.length && words[0].includes('/')) start = words.shift();
         $('paste-error').textContent =
-            await loadGame(start, state.rule, words.join(' '), null, false);
+            await loadGame(start, state.rule, words.join(' '), null, false, '');
     });
     $('first').onclick = () => setPly(0);
-    $('prev').onclick = () => setPly(state.ply - 1);
-    $('next').onclick = () => setPly(state.ply + 1);
-    $('last').onclick = () => setPly(state.moves.length);
+    $('prev').onclick = () => setPly(depth(state.cur) - 1);
+    $('next').onclick = () => setPly(depth(state.cur) + 1);
+    $('last').onclick = () => setPly(lineNodes().length - 1);
     $('best').onclick = playBest;
     $('flip').onclick = () => {
         state.flipped = !state.flipped;
@@ -601,25 +993,37 @@ function setup() {
     $('hint').onclick = () => {
         state.hint = !state.hint;
         render();
+        pump();
     };
     $('takeback').onclick = takeback;
     $('engine').onchange = () => {
         render();
-        maybeEngine();
+        pump();
     };
+    $('copy-record').onclick = (e) => copy(e.currentTarget, recordText());
+    $('copy-position').onclick = (e) => copy(e.currentTarget, formatPosition(state.cur.board));
+    $('copy-link').onclick = (e) => copy(e.currentTarget, location.href);
+    // Keys work after any control: a dropdown gives the focus back once changed, a button
+    // once clicked (space would press it again instead of playing the best move).
+    for (const s of document.querySelectorAll('select'))
+        s.addEventListener('change', () => s.blur());
+    document.addEventListener('click', (e) => {
+        const b = e.target.closest && e.target.closest('button');
+        if (b) b.blur();
+    });
     document.addEventListener('keydown', (e) => {
         if (e.target.closest('textarea, input, select') || e.ctrlKey || e.metaKey || e.altKey)
             return;
-        const bd = state.boards[state.ply];
+        const bd = state.cur.board;
         const k = e.key;
         if (k === 'ArrowLeft')
-            setPly(state.ply - 1);
+            setPly(depth(state.cur) - 1);
         else if (k === 'ArrowRight')
-            setPly(state.ply + 1);
+            setPly(depth(state.cur) + 1);
         else if (k === 'Home')
             setPly(0);
         else if (k === 'End')
-            setPly(state.moves.length);
+            setPly(lineNodes().length - 1);
         else if (k === ' ')
             playBest();
         else if (/^[1-6]$/.test(k) && Number(k) <= bd.m)
@@ -632,6 +1036,7 @@ function setup() {
         else if (k === 'h') {
             state.hint = !state.hint;
             render();
+            pump();
         } else if (k === 't')
             takeback();
         else if (k === 's' && state.editing) {
@@ -642,6 +1047,15 @@ function setup() {
         e.preventDefault();
     });
     window.addEventListener('popstate', loadFromUrl);
+    // The board's text sizes follow its width on screen (renderBoard).
+    let boardWidth = 0;
+    new ResizeObserver(() => {
+        const w = Math.round($('board').getBoundingClientRect().width);
+        if (w !== boardWidth && state.cur) {
+            boardWidth = w;
+            renderBoard();
+        }
+    }).observe($('board'));
     loadFromUrl();
 }
 
