@@ -270,8 +270,11 @@ int run_audit(const po::variables_map& vm, const std::string& dir) {
     const uint64_t seed = vm.count("audit-seed") ? vm["audit-seed"].as<uint64_t>()
                                                  : std::random_device{}();
     const size_t sample = vm["audit"].as<size_t>();
-    constexpr int kNear = 2;
-    const std::vector<size_t> chosen = audit_choice(c.records, tree, sample, seed, kNear);
+    // Near the root: the bound records of the two least depths that hold any (above them
+    // every position is split); see audit_choice.
+    constexpr int kNear = 1;
+    int cut = -1;
+    const std::vector<size_t> chosen = audit_choice(c.records, tree, sample, seed, kNear, &cut);
     Solver solver(m, c.params.rule, o);
     size_t agree = 0, over = 0;
     std::vector<AuditCheck> bad;
@@ -287,7 +290,7 @@ int run_audit(const po::variables_map& vm, const std::string& dir) {
     if (vm.count("json")) {
         std::cout << "{\"dir\": " << json_string(dir) << ", \"records\": " << c.records.size()
                   << ", \"audited\": " << chosen.size() << ", \"seed\": " << seed
-                  << ", \"near_root_depth\": " << kNear << ", \"agree\": " << agree
+                  << ", \"near_root_depth\": " << cut << ", \"agree\": " << agree
                   << ", \"disagree\": " << bad.size() << ", \"over_budget\": " << over
                   << ", \"audit_nodes\": " << solver.stats().nodes << ", \"contradiction\": "
                   << (contradiction.empty() ? "null" : json_string(contradiction))
@@ -301,7 +304,7 @@ int run_audit(const po::variables_map& vm, const std::string& dir) {
         std::cout << "]}\n";
     } else {
         std::cout << "audit of " << path << ": " << chosen.size() << " of " << c.records.size()
-                  << " records re-run (every bound record within " << kNear
+                  << " records re-run (every bound record within " << cut
                   << " moves of the root, " << sample << " others at random, seed " << seed
                   << "): " << agree << " agree, " << bad.size() << " disagree, " << over
                   << " over the budget of " << o.node_limit << " nodes\n";
@@ -331,7 +334,8 @@ int run_campaign(const std::vector<std::string>& args) {
          "node budget of a job; a job that exceeds it is split into its moves")
         ("status", "print the state of the campaign in --dir and exit (nothing is run)")
         ("audit", po::value<size_t>(),
-         "re-run every bound record within 2 moves of the root and N others at random from the "
+         "re-run every bound record near the root (the records of the two least depths of the "
+         "proof tree that hold any: the top-most finished jobs) and N others at random from the "
          "journal in --dir (budget: 4 x --job-nodes each), compare each with its claim, and "
          "exit (1 when one disagrees)")
         ("audit-seed", po::value<uint64_t>(), "the random choice of --audit (default: random)")
