@@ -339,6 +339,15 @@ int run_campaign(const std::vector<std::string>& args) {
          "journal in --dir (budget: 4 x --job-nodes each), compare each with its claim, and "
          "exit (1 when one disagrees)")
         ("audit-seed", po::value<uint64_t>(), "the random choice of --audit (default: random)")
+        ("cross-check", po::value<double>()->default_value(0),
+         "MPI: re-run this fraction F (0..1) of each worker's bound records on another worker "
+         "(at exactly what each claims) before journaling it; a disagreement is re-run by the "
+         "manager and the worker it proves wrong is refused (named on stderr, its records "
+         "dropped, no more jobs) while the others go on. Needs two workers or more (mpirun "
+         "-np 3): refused otherwise")
+        ("cross-check-seed", po::value<uint64_t>(),
+         "the sample of --cross-check (default: random; a worker cannot tell which of its "
+         "answers are checked)")
         ("prove", po::value<std::string>(),
          "settle one question instead of the exact value: win, loss, 'v>=B', 'v>B', 'v<=B' or "
          "'v<B' (B: South's margin); the journal serves any later question or the exact value");
@@ -376,6 +385,14 @@ int run_campaign(const std::vector<std::string>& args) {
     const uint64_t job_nodes = vm["job-nodes"].as<uint64_t>();
     if (job_nodes < 1000 || job_nodes > uint64_t(1) << 50)
         throw InputError("--job-nodes must be between 1000 and 2^50");
+    const double cross = vm["cross-check"].as<double>();
+    if (!(cross >= 0 && cross <= 1)) throw InputError("--cross-check must be between 0 and 1");
+    if (cross > 0 && ranks() < 3)
+        throw InputError("--cross-check needs two workers or more (mpirun -np 3 or more, and a "
+                         "build with KALAH_MPI): a record is checked on another worker than the "
+                         "one that ran it");
+    const uint64_t cross_seed = vm.count("cross-check-seed") ? vm["cross-check-seed"].as<uint64_t>()
+                                                             : std::random_device{}();
 
 #ifdef KALAH_MPI
     // A worker rank: the same solver options, its database compared with the manager's,
@@ -428,10 +445,31 @@ int run_campaign(const std::vector<std::string>& args) {
     campaign.trace_to(dir);
     const bool progress_log = prepare_log(dir, kProgressCsv, progress_csv_header());
     // One worker in this process, or (under mpirun with more than one rank) every other rank.
+    // The manager's own solver, made at the first disagreement of a cross-check (its
+    // arbiter), with the audit's budget.
+    std::unique_ptr<Solver> arbiter;
     std::unique_ptr<WorkerPool> pool;
     const LocalWorkers* local = nullptr;
 #ifdef KALAH_MPI
-    if (ranks() > 1) pool = std::make_unique<mpi::MpiWorkers>(ranks());
+    const mpi::MpiWorkers* workers = nullptr;
+    if (ranks() > 1) {
+        mpi::CrossCheck check{cross, cross_seed, {}};
+        check.arbiter = [&, o](const Board& pos, int t) -> std::optional<bool> {
+            if (!arbiter) {
+                SolverOptions a = o;
+                a.node_limit = job_nodes * 4;
+                arbiter = std::make_unique<Solver>(m, rule, a);
+            }
+            try {
+                return arbiter->test(pos, t) >= t;
+            } catch (const SearchStopped&) {
+                return std::nullopt;
+            }
+        };
+        auto w = std::make_unique<mpi::MpiWorkers>(ranks(), check);
+        workers = w.get();
+        pool = std::move(w);
+    }
 #endif
     if (!pool) {
         auto w = std::make_unique<LocalWorkers>(m, rule, o);
@@ -460,6 +498,24 @@ int run_campaign(const std::vector<std::string>& args) {
     }
     const Progress p = campaign.progress();
     if (progress_log) append_csv(dir, p);
+    // The cross-check's account (no check, no refusal without MPI workers).
+    uint64_t checked = 0, unsettled = 0;
+    std::vector<int> refused;
+#ifdef KALAH_MPI
+    if (workers) {
+        checked = workers->cross_checked();
+        unsettled = workers->unsettled();
+        refused = workers->refused();
+    }
+#endif
+    std::string cross_json = "\"cross_check\": " + std::to_string(cross) +
+                             ", \"cross_check_seed\": " + std::to_string(cross_seed) +
+                             ", \"cross_checked\": " + std::to_string(checked) +
+                             ", \"cross_check_unsettled\": " + std::to_string(unsettled) +
+                             ", \"refused_ranks\": [";
+    for (size_t i = 0; i < refused.size(); ++i)
+        cross_json += (i ? ", " : "") + std::to_string(refused[i]);
+    cross_json += "], ";
     if (const std::string why = campaign.trace_error(); !why.empty())
         std::cerr << "kalah campaign: the job trace is incomplete: " << why << "\n";
     const std::vector<std::string> best = best_move_texts(campaign.tree(), rule, start);
@@ -481,7 +537,7 @@ int run_campaign(const std::vector<std::string>& args) {
                       << ", \"threads\": " << o.threads << ", \"cpu_seconds\": " << cpu
                       << ", \"ranks\": " << ranks() << ", \"tt_mib\": " << table_mib
                       << ", \"tt_budget_mib\": " << o.tt_mb << ", \"job_nodes\": " << job_nodes
-                      << ", " << campaign_fields_json(p, dir) << "}\n";
+                      << ", " << cross_json << campaign_fields_json(p, dir) << "}\n";
             return 0;
         }
         std::cout << "Kalah(" << m << "," << n << "), rule " << rule_name(rule) << "\n"
@@ -509,7 +565,7 @@ int run_campaign(const std::vector<std::string>& args) {
                   << ", \"cpu_seconds\": " << cpu << ", \"ranks\": " << ranks()
                   << ", \"tt_mib\": " << table_mib << ", \"tt_budget_mib\": " << o.tt_mb
                   << ", \"job_nodes\": " << job_nodes << ", \"passes\": " << p.passes << ", "
-                  << campaign_fields_json(p, dir) << "}\n";
+                  << cross_json << campaign_fields_json(p, dir) << "}\n";
         return 0;
     }
     std::string best_text;
@@ -526,6 +582,13 @@ int run_campaign(const std::vector<std::string>& args) {
               << "threads: " << o.threads << ", job budget: " << job_nodes << " nodes"
               << (ranks() > 1 ? ", workers: " + std::to_string(ranks() - 1) + " MPI ranks" : "")
               << "\n";
+    if (cross > 0) {
+        std::cout << "cross-check: " << checked << " records agreed on another worker, "
+                  << unsettled << " checks without a verdict (over a budget)";
+        for (size_t i = 0; i < refused.size(); ++i)
+            std::cout << (i ? ", " : "; refused: rank ") << refused[i];
+        std::cout << "\n";
+    }
     return 0;
 }
 
