@@ -67,6 +67,11 @@ if(KALAH_SERVE)
     set_tests_properties(serve-api PROPERTIES ENVIRONMENT
       "OMP_NUM_THREADS=1;TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1:suppressions=${PROJECT_SOURCE_DIR}/tests/tsan-httplib.supp")
   endif()
+  # A mapped twin truncated under the server: that layer's positions get the documented
+  # 500, every other position is still answered.
+  add_test(NAME serve-damage
+           COMMAND ${KALAH_PYTHON3} ${PROJECT_SOURCE_DIR}/tests/serve_damage_test.py $<TARGET_FILE:kalah>)
+  set_tests_properties(serve-damage PROPERTIES TIMEOUT 300)
   # Exit 77 (skipped) only where no browser is installed; the message says so.
   add_test(NAME serve-browser
            COMMAND ${KALAH_PYTHON3} ${PROJECT_SOURCE_DIR}/tests/serve_browser_test.py $<TARGET_FILE:kalah>)
