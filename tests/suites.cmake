@@ -46,6 +46,13 @@ endforeach()
 if(KALAH_SANITIZE STREQUAL "thread")
   add_test(NAME db-threads COMMAND kalah_tests --test-suite=db --test-case=hostile* --no-version)
   set_tests_properties(db-threads PROPERTIES LABELS tsan ENVIRONMENT "OMP_NUM_THREADS=1")
+  # The trust suite's cases that run threads over damaged files: 1- and 2-thread solves and
+  # queries into a layer of out-of-range values or a symlink loop, and two threads probing
+  # and a 2-thread search meeting a mapped twin truncated under them (the SIGBUS guard).
+  add_test(NAME trust-threads
+           COMMAND kalah_tests --test-suite=trust
+                   "--test-case=values:*,not a file: a symlink*,mapped: a twin truncated*" --no-version)
+  set_tests_properties(trust-threads PROPERTIES LABELS tsan ENVIRONMENT "OMP_NUM_THREADS=1")
 endif()
 
 # `kalah serve` (when built): its API over HTTP against the CLI's own JSON, and the page
