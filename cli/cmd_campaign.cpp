@@ -279,8 +279,11 @@ int run_audit(const po::variables_map& vm, const std::string& dir) {
     const uint64_t seed = vm.count("audit-seed") ? vm["audit-seed"].as<uint64_t>()
                                                  : std::random_device{}();
     const size_t sample = vm["audit"].as<size_t>();
-    constexpr int kNear = 2;
-    const std::vector<size_t> chosen = audit_choice(c.records, tree, sample, seed, kNear);
+    // Near the root: the bound records of the two least depths that hold any (above them
+    // every position is split); see audit_choice.
+    constexpr int kNear = 1;
+    int cut = -1;
+    const std::vector<size_t> chosen = audit_choice(c.records, tree, sample, seed, kNear, &cut);
     Solver solver(m, c.params.rule, o);
     size_t agree = 0, over = 0;
     std::vector<AuditCheck> bad;
@@ -305,7 +308,7 @@ int run_audit(const po::variables_map& vm, const std::string& dir) {
                                 {"records", c.records.size()},
                                 {"audited", chosen.size()},
                                 {"seed", seed},
-                                {"near_root_depth", kNear},
+                                {"near_root_depth", cut},
                                 {"agree", agree},
                                 {"disagree", bad.size()},
                                 {"over_budget", over},
@@ -315,7 +318,7 @@ int run_audit(const po::variables_map& vm, const std::string& dir) {
                                 {"disagreements", disagreements}});
     } else {
         std::cout << "audit of " << path << ": " << chosen.size() << " of " << c.records.size()
-                  << " records re-run (every bound record within " << kNear
+                  << " records re-run (every bound record within " << cut
                   << " moves of the root, " << sample << " others at random, seed " << seed
                   << "): " << agree << " agree, " << bad.size() << " disagree, " << over
                   << " over the budget of " << o.node_limit << " nodes\n";
@@ -345,10 +348,20 @@ int run_campaign(const std::vector<std::string>& args) {
          "node budget of a job; a job that exceeds it is split into its moves")
         ("status", "print the state of the campaign in --dir and exit (nothing is run)")
         ("audit", po::value<size_t>(),
-         "re-run every bound record within 2 moves of the root and N others at random from the "
+         "re-run every bound record near the root (the records of the two least depths of the "
+         "proof tree that hold any: the top-most finished jobs) and N others at random from the "
          "journal in --dir (budget: 4 x --job-nodes each), compare each with its claim, and "
          "exit (1 when one disagrees)")
         ("audit-seed", po::value<uint64_t>(), "the random choice of --audit (default: random)")
+        ("cross-check", po::value<double>()->default_value(0),
+         "MPI: re-run this fraction F (0..1) of each worker's bound records on another worker "
+         "(at exactly what each claims) before journaling it; a disagreement is re-run by the "
+         "manager and the worker it proves wrong is refused (named on stderr, its records "
+         "dropped, no more jobs) while the others go on. Needs two workers or more (mpirun "
+         "-np 3): refused otherwise")
+        ("cross-check-seed", po::value<uint64_t>(),
+         "the sample of --cross-check (default: random; a worker cannot tell which of its "
+         "answers are checked)")
         ("prove", po::value<std::string>(),
          "settle one question instead of the exact value: win, loss, 'v>=B', 'v>B', 'v<=B' or "
          "'v<B' (B: South's margin); the journal serves any later question or the exact value");
@@ -386,6 +399,14 @@ int run_campaign(const std::vector<std::string>& args) {
     const uint64_t job_nodes = vm["job-nodes"].as<uint64_t>();
     if (job_nodes < 1000 || job_nodes > uint64_t(1) << 50)
         throw InputError("--job-nodes must be between 1000 and 2^50");
+    const double cross = vm["cross-check"].as<double>();
+    if (!(cross >= 0 && cross <= 1)) throw InputError("--cross-check must be between 0 and 1");
+    if (cross > 0 && ranks() < 3)
+        throw InputError("--cross-check needs two workers or more (mpirun -np 3 or more, and a "
+                         "build with KALAH_MPI): a record is checked on another worker than the "
+                         "one that ran it");
+    const uint64_t cross_seed = vm.count("cross-check-seed") ? vm["cross-check-seed"].as<uint64_t>()
+                                                             : std::random_device{}();
 
 #ifdef KALAH_MPI
     // A worker rank: the same solver options, its database compared with the manager's,
@@ -438,10 +459,31 @@ int run_campaign(const std::vector<std::string>& args) {
     campaign.trace_to(dir);
     const bool progress_log = prepare_log(dir, kProgressCsv, progress_csv_header());
     // One worker in this process, or (under mpirun with more than one rank) every other rank.
+    // The manager's own solver, made at the first disagreement of a cross-check (its
+    // arbiter), with the audit's budget.
+    std::unique_ptr<Solver> arbiter;
     std::unique_ptr<WorkerPool> pool;
     const LocalWorkers* local = nullptr;
 #ifdef KALAH_MPI
-    if (ranks() > 1) pool = std::make_unique<mpi::MpiWorkers>(ranks());
+    const mpi::MpiWorkers* workers = nullptr;
+    if (ranks() > 1) {
+        mpi::CrossCheck check{cross, cross_seed, {}};
+        check.arbiter = [&, o](const Board& pos, int t) -> std::optional<bool> {
+            if (!arbiter) {
+                SolverOptions a = o;
+                a.node_limit = job_nodes * 4;
+                arbiter = std::make_unique<Solver>(m, rule, a);
+            }
+            try {
+                return arbiter->test(pos, t) >= t;
+            } catch (const SearchStopped&) {
+                return std::nullopt;
+            }
+        };
+        auto w = std::make_unique<mpi::MpiWorkers>(ranks(), check);
+        workers = w.get();
+        pool = std::move(w);
+    }
 #endif
     if (!pool) {
         auto w = std::make_unique<LocalWorkers>(m, rule, o);
@@ -470,6 +512,16 @@ int run_campaign(const std::vector<std::string>& args) {
     }
     const Progress p = campaign.progress();
     if (progress_log) append_csv(dir, p);
+    // The cross-check's account (no check, no refusal without MPI workers).
+    uint64_t checked = 0, unsettled = 0;
+    std::vector<int> refused;
+#ifdef KALAH_MPI
+    if (workers) {
+        checked = workers->cross_checked();
+        unsettled = workers->unsettled();
+        refused = workers->refused();
+    }
+#endif
     if (const std::string why = campaign.trace_error(); !why.empty())
         std::cerr << "kalah campaign: the job trace is incomplete: " << why << "\n";
     const std::vector<std::string> best = best_move_texts(campaign.tree(), rule, start);
@@ -489,6 +541,11 @@ int run_campaign(const std::vector<std::string>& args) {
         j["tt_mib"] = table_mib;
         j["tt_budget_mib"] = o.tt_mb;
         j["job_nodes"] = job_nodes;
+        j["cross_check"] = cross;
+        j["cross_check_seed"] = cross_seed;
+        j["cross_checked"] = checked;
+        j["cross_check_unsettled"] = unsettled;
+        j["refused_ranks"] = refused;
     };
     if (question) {
         if (vm.count("json")) {
@@ -547,6 +604,13 @@ int run_campaign(const std::vector<std::string>& args) {
               << "threads: " << o.threads << ", job budget: " << job_nodes << " nodes"
               << (ranks() > 1 ? ", workers: " + std::to_string(ranks() - 1) + " MPI ranks" : "")
               << "\n";
+    if (cross > 0) {
+        std::cout << "cross-check: " << checked << " records agreed on another worker, "
+                  << unsettled << " checks without a verdict (over a budget)";
+        for (size_t i = 0; i < refused.size(); ++i)
+            std::cout << (i ? ", " : "; refused: rank ") << refused[i];
+        std::cout << "\n";
+    }
     return 0;
 }
 

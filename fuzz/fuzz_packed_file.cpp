@@ -20,6 +20,7 @@
 #include "db/format.h"
 #include "db/packed.h"
 #include "fuzz/bytes.h"
+#include "fuzz/packed_bytes.h"
 
 namespace {
 
@@ -27,34 +28,7 @@ using namespace kalah;
 namespace fs = std::filesystem;
 
 using fuzz_bytes::get_u64;
-using fuzz_bytes::put_u64;
-
-// The file with its piece table and header checksum made to match its bytes, where the
-// sizes in its header leave room for them.
-std::vector<uint8_t> with_checksums(std::vector<uint8_t> f) {
-    if (f.size() < 64) return f;
-    const uint64_t header_bytes = get_u64(&f[24]), data_bytes = get_u64(&f[32]);
-    const uint64_t pieces = get_u64(&f[56]);
-    const uint64_t piece = db::PackedLayer::kPiece;
-    if (pieces > (f.size() - 64) / 8) return f;
-    const uint64_t start = (64 + 8 * pieces + 4095) / 4096 * 4096;
-    std::vector<uint64_t> table;
-    auto region = [&](uint64_t at, uint64_t bytes) {
-        for (uint64_t p = 0; p < bytes; p += piece)
-            table.push_back(db::kh64w(f.data() + at + p, std::min(piece, bytes - p)));
-    };
-    if (start <= f.size() && header_bytes <= f.size() - start &&
-        data_bytes <= f.size() - start - header_bytes) {
-        region(start, header_bytes);
-        region(start + header_bytes, data_bytes);
-    }
-    for (uint64_t i = 0; i < pieces && i < table.size(); ++i) put_u64(&f[64 + 8 * i], table[i]);
-    uint8_t head[64];
-    std::memcpy(head, f.data(), 64);
-    put_u64(head + 48, 0);
-    put_u64(&f[48], db::kh64(f.data() + 64, 8 * pieces, db::kh64(head, 64)));
-    return f;
-}
+using fuzz_bytes::with_checksums;
 
 void check(const std::vector<uint8_t>& bytes, int m, Rule rule, int s) {
     const fs::path file =

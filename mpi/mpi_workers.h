@@ -10,8 +10,22 @@
 //          key high, nodes, seconds (IEEE bits)
 // Before any job, every rank describes its endgame database (database_fingerprint) and
 // the manager refuses to start unless all are the same as its own.
+//
+// Cross-checks (CrossCheck::fraction > 0, at least two workers): a sampled fraction of the
+// bound records (campaign::cross_check_sampled) is held back from the manager while
+// another worker tests exactly what the record claims (campaign::record_claim, the job
+// "v >= t?"). An answer that agrees, or a check over its budget, releases the record. When
+// they disagree the manager's own solver arbitrates; the worker it proves wrong is refused:
+// sent stop (after its job in flight, whose record is dropped), given no more jobs, named
+// on stderr; a held record of its own is dropped and its job runs again on another worker.
+// Records of a refused worker journaled before, unsampled, stay (`campaign --audit`
+// re-runs records). Test hook: a worker whose rank is KALAH_TEST_LYING_RANK (environment)
+// reports the opposite of every bound it proves (the tests' lying worker).
 
 #include <cstdint>
+#include <functional>
+#include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -47,19 +61,58 @@ std::vector<uint64_t> database_fingerprint(const std::string& dir, int m, Rule r
 // rank 0's, else (on rank 0) which rank and layer differ.
 std::string compare_fingerprints(const std::vector<uint64_t>& mine);
 
+struct CrossCheck {
+    double fraction = 0;  // of the bound records, 0..1
+    uint64_t seed = 0;    // of the sample
+    // The manager's verdict on "v(pos) >= t?"; nullopt when it ran over its budget.
+    std::function<std::optional<bool>(const Board& pos, int t)> arbiter;
+};
+
 // Rank 0: the workers of ranks 1..size-1, one job each in flight.
 class MpiWorkers : public campaign::WorkerPool {
   public:
-    explicit MpiWorkers(int size);
+    explicit MpiWorkers(int size, CrossCheck check = {});
     ~MpiWorkers() override;  // tells every worker to stop
-    int capacity() const override { return size_ - 1; }
+    // The workers not refused.
+    int capacity() const override;
     void submit(const campaign::Job& job) override;
     campaign::JobRecord wait() override;
     int last_worker() const override { return last_; }
 
+    uint64_t cross_checked() const { return checked_; }  // records a check agreed with
+    uint64_t unsettled() const { return unsettled_; }    // checks over a budget
+    const std::vector<int>& refused() const { return refused_list_; }
+
   private:
-    std::vector<int> idle_;
-    int busy_ = 0;
+    // A job on a worker: the manager's (primary) or the check of a held record.
+    struct Task {
+        campaign::Job job;
+        uint64_t primary = 0;  // the manager's job it serves
+        bool check = false;
+        int not_on = 0;  // a check runs on another worker than the record's
+    };
+    struct Held {
+        campaign::Job job;  // the manager's
+        campaign::JobRecord record;
+        int worker = 0;  // who ran it
+        bool has_record = false;
+    };
+    void dispatch();
+    void stop(int rank);
+    void send(int rank, const Task& t);
+    void refuse(int rank, const std::string& why);
+    void release(uint64_t primary);
+    void rerun(uint64_t primary);
+    void on_record(int rank, const Task& t, const campaign::JobRecord& r);
+
+    CrossCheck check_;
+    std::vector<Task> queue_;       // checks first, then the manager's jobs in order
+    std::map<int, Task> running_;   // by rank
+    std::map<uint64_t, Held> jobs_;  // the manager's jobs not yet returned
+    std::vector<std::pair<campaign::JobRecord, int>> ready_;
+    std::vector<bool> refused_, stopped_;
+    std::vector<int> refused_list_;
+    uint64_t next_id_ = 0, checked_ = 0, unsettled_ = 0;
     int last_ = 0;
     int size_;
 };

@@ -47,6 +47,13 @@ endforeach()
 if(KALAH_SANITIZE STREQUAL "thread")
   add_test(NAME db-threads COMMAND kalah_tests --test-suite=db --test-case=hostile* --no-version)
   set_tests_properties(db-threads PROPERTIES LABELS tsan ENVIRONMENT "OMP_NUM_THREADS=1")
+  # The trust suite's cases that run threads over damaged files: 1- and 2-thread solves and
+  # queries into a layer of out-of-range values or a symlink loop, and two threads probing
+  # and a 2-thread search meeting a mapped twin truncated under them (the SIGBUS guard).
+  add_test(NAME trust-threads
+           COMMAND kalah_tests --test-suite=trust
+                   "--test-case=values:*,not a file: a symlink*,mapped: a twin truncated*" --no-version)
+  set_tests_properties(trust-threads PROPERTIES LABELS tsan ENVIRONMENT "OMP_NUM_THREADS=1")
 endif()
 
 # `kalah serve` (when built): its API over HTTP against the CLI's own JSON, and the page
@@ -68,6 +75,11 @@ if(KALAH_SERVE)
     set_tests_properties(serve-api PROPERTIES ENVIRONMENT
       "OMP_NUM_THREADS=1;TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1:suppressions=${PROJECT_SOURCE_DIR}/tests/tsan-httplib.supp")
   endif()
+  # A mapped twin truncated under the server: that layer's positions get the documented
+  # 500, every other position is still answered.
+  add_test(NAME serve-damage
+           COMMAND ${KALAH_PYTHON3} ${PROJECT_SOURCE_DIR}/tests/serve_damage_test.py $<TARGET_FILE:kalah>)
+  set_tests_properties(serve-damage PROPERTIES TIMEOUT 300)
   # Exit 77 (skipped) only where no browser is installed; the message says so.
   add_test(NAME serve-browser
            COMMAND ${KALAH_PYTHON3} ${PROJECT_SOURCE_DIR}/tests/serve_browser_test.py $<TARGET_FILE:kalah>)
@@ -96,6 +108,11 @@ if(KALAH_SANITIZE STREQUAL "" AND NOT KALAH_FUZZ)
   add_test(NAME campaign-mpi
            COMMAND bash ${PROJECT_SOURCE_DIR}/tests/mpi_campaign_test.sh ${kalah_mpi_kalah} "${kalah_mpirun}")
   set_tests_properties(campaign-mpi PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT 600)
+  # --cross-check: a lying worker (test hook KALAH_TEST_LYING_RANK) refused, the value right;
+  # without the check the lie is not found.
+  add_test(NAME campaign-mpi-cross-check
+           COMMAND bash ${PROJECT_SOURCE_DIR}/tests/mpi_cross_check_test.sh ${kalah_mpi_kalah} "${kalah_mpirun}")
+  set_tests_properties(campaign-mpi-cross-check PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT 600)
   # scripts/campaign_sim.py on the trace of a tiny campaign (two MPI workers as the
   # measured point when built with MPI); exit 77 (skipped) without python3.
   add_test(NAME campaign-sim

@@ -1169,4 +1169,56 @@ TEST_SUITE("campaign") {
         CHECK(a.err.find("claims v >= +30") != std::string::npos);
     }
 
+    TEST_CASE("campaign --audit 0: a forged record near the root is always re-run and found") {
+        TempDir dir("audit-near");
+        const std::string d = (dir.path / "c").string();
+        const std::string common = " --db /nonexistent --tt-mb 16 --threads 1 -q";
+        REQUIRE(run_kalah("campaign --pits 4 --seeds 4 --job-nodes 2000 --dir " + d + common).status ==
+                0);
+        const JournalContents honest = read_journal(d + "/" + kJournalName);
+        // The records' depths in the replayed tree. Near the root, for --audit: the bound
+        // records of the two least depths that hold any (the positions above are split).
+        ProofTree tree(CampaignParams{4, 4, Rule::Standard}, nullptr);
+        for (const JobRecord& r : honest.records) tree.apply(r);
+        int least = 1000;
+        for (const JobRecord& r : honest.records)
+            if (r.kind == JobRecord::Kind::Bound)
+                least = std::min(least, tree.place(board_of_key(4, r.key)).value().depth);
+        Solver truth(4, Rule::Standard, job_options(0));
+        int forged = 0;
+        for (size_t k = 0; k < honest.records.size(); ++k) {
+            const JobRecord& h = honest.records[k];
+            if (h.kind != JobRecord::Kind::Bound) continue;
+            const auto place = tree.place(board_of_key(4, h.key));
+            if (!place || place->depth > least + 1) continue;
+            // A plausible lie (one parity step beyond the truth, on the record's side) that
+            // the replay does not contradict by itself in every case: only a re-run finds it.
+            std::vector<JobRecord> rs = honest.records;
+            const int v = truth.pits_value(board_of_key(4, h.key));
+            rs[k].result = h.result >= h.beta ? v + 2 : v - 2;
+            const std::string fd = (dir.path / ("near" + std::to_string(k))).string();
+            {
+                std::string damage;
+                Journal j = Journal::open(fd, CampaignParams{4, 4, Rule::Standard}, damage);
+                for (const JobRecord& x : rs) j.append(x);
+            }
+            // No random record: whatever the seed, the near ones are re-run.
+            for (const int seed : {1, 2}) {
+                const CliResult a = run_kalah("campaign --audit 0 --audit-seed " +
+                                              std::to_string(seed) +
+                                              " --json --job-nodes 1000000 --dir " + fd + common);
+                INFO("record ", k, " (depth ", place->depth, ") forged, seed ", seed, ": ", a.out,
+                     a.err);
+                CHECK(a.status == 1);
+                const auto ja = nlohmann::json::parse(a.out);
+                CHECK(ja["near_root_depth"] == least + 1);
+                bool named = false;
+                for (const auto& x : ja["disagreements"]) named = named || x["record"] == k;
+                CHECK(named);
+            }
+            ++forged;
+        }
+        CHECK(forged >= 3);
+    }
+
 }  // TEST_SUITE

@@ -6,11 +6,13 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "campaign/journal.h"
@@ -375,6 +377,39 @@ int mapped_truncation_child(const std::string& dir) {
                        ": truncated while mapped") != 0)
                 return 15;
         }
+    }
+    // Step 2. Two threads probing the cut layer at once (the guard's faults on both), then a
+    // 2-thread search from a position above the database, whose probes meet the cut layer:
+    // each ends in the same FormatError, none in SIGBUS or a value.
+    std::atomic<int> named{0};
+    auto prober = [&] {
+        for (int i = 0; i < 20; ++i) {
+            try {
+                d->probe(b);
+                return;
+            } catch (const db::FormatError& e) {
+                if (std::string(e.what()).find("truncated while mapped") == std::string::npos)
+                    return;
+            }
+        }
+        ++named;
+    };
+    std::thread t1(prober), t2(prober);
+    t1.join();
+    t2.join();
+    if (named != 2) return 16;
+    SolverOptions o;
+    o.tt_mb = 4;
+    o.threads = 2;
+    o.parallel_min_seeds = 0;  // parallel at every position
+    o.db = d.get();
+    Solver solver(3, Rule::Standard, o);
+    const int own2[3] = {2, 2, 1}, opp2[3] = {1, 1, 2};  // 9 seeds: its lines enter layer 6
+    try {
+        solver.pits_value(Board::from_rows(3, own2, opp2, 0, 0, Side::South));
+        return 17;  // a value from a search that met a cut layer
+    } catch (const db::FormatError& e) {
+        if (std::string(e.what()).find("truncated while mapped") == std::string::npos) return 18;
     }
     return 0;
 }
