@@ -28,7 +28,6 @@ using Clock = std::chrono::steady_clock;
 
 constexpr int kEtcMinSeeds = 8;
 constexpr int kEstimateDepth = 10;
-constexpr uint64_t kFreshBatch = 4096;
 // Parallel search, ABDADA-style deferral (SolverOptions::use_defer, on by default): a
 // thread announces the nodes with at least kBusyMinSeeds seeds (and kBusyAboveDb above
 // the database) it is searching in a small table of busy positions; at such a node, a
@@ -71,7 +70,7 @@ constexpr uint64_t kBeatNodes = uint64_t(1) << 16;
 // there a small early table evicts what later passes need (results/solver.md, "One-thread
 // searches of 44 or more seeds take the whole table budget"). Kalah(5,4) (40 seeds) and
 // the bench positions (at most 42 seeds) keep growing. So do smaller parallel searches
-// (TranspositionTable::grow; each growth stops the team and restarts the pass): given the
+// (each growth stops the team and restarts the pass): given the
 // whole budget, a small one touched pages all over a 1 GiB table and became slow
 // (results/parallel.md, "Small parallel searches grow their table again").
 constexpr int kPresizeSeeds = 44;
@@ -102,9 +101,8 @@ struct Worker {
     // campaign with a budget of a few thousand nodes stops near its budget.
     uint64_t beat_mask = kBeatNodes - 1;
     uint64_t nodes_reported = 0;  // part of `nodes` already added to Impl::live_nodes
-    // What this thread's TT stores did, not yet reported (parallel only;
-    // Solver::Impl::report_table_counts).
-    TranspositionTable::StoreCounts counts;
+    // What this thread's shared TT stores did, not yet reported to the table (parallel only).
+    TranspositionTable::Tally tally;
     int id = 0;                   // 0: the calling thread; > 0: a helper of the parallel search
     const Board* root = nullptr;  // parallel only: the pass's root
     // Parallel only: what the helpers do with the root's first child. kFollow: search it
@@ -166,9 +164,6 @@ struct Solver::Impl {
     // (every thread stops; the pass restarts on the grown table), 3 a thread failed with
     // an exception (every thread stops; search_pass rethrows it).
     std::atomic<int> state{0};
-    std::atomic<uint64_t> fresh{0};   // TT slots filled during the current parallel pass
-    std::atomic<uint64_t> stores{0};  // TT stores during the current parallel pass
-    std::atomic<uint64_t> costly{0};  // TT costly evictions during the current parallel pass
     // Heartbeat: nodes of the current pass reported so far by its threads, the pass's
     // test, when the whole search started and when the next beat is due.
     std::atomic<uint64_t> live_nodes{0};
@@ -237,16 +232,6 @@ struct Solver::Impl {
 
     static uint64_t busy_hash(const TTKey& k) { return k.hash | 1; }
     std::atomic<uint64_t>& busy_slot(uint64_t h) { return busy[(h >> 1) & (kBusySize - 1)]; }
-    // Adds a worker's unreported TT counts to the pass's totals and clears them; tells
-    // whether the table should now grow (the team stops for it).
-    bool report_table_counts(Worker& w) {
-        const TranspositionTable::StoreCounts c = w.counts;
-        const uint64_t f = fresh.fetch_add(c.fresh, std::memory_order_relaxed) + c.fresh;
-        const uint64_t st = stores.fetch_add(c.stores, std::memory_order_relaxed) + c.stores;
-        const uint64_t co = costly.fetch_add(c.costly, std::memory_order_relaxed) + c.costly;
-        w.counts = {};
-        return tt.needs_growth(f, st, co);
-    }
     bool is_busy(const TTKey& k) {
         const uint64_t h = busy_hash(k);
         return busy_slot(h).load(std::memory_order_relaxed) == h;
@@ -347,9 +332,8 @@ void Solver::Impl::expand(const Board& b, int s, Expansion& x, bool prefetch_db)
     }
 }
 
-// The TT calls of the plain (Par false) or the parallel search. A parallel store also
-// counts what it did, and every few thousand stores asks whether the table should grow
-// (state 2 then stops the team).
+// The TT calls of the plain (Par false) or the parallel search. A parallel store that
+// finds the table wanting to grow stops the team (state 2) so that it can grow.
 template <bool Par>
 TTProbe Solver::Impl::tt_probe(const TTKey& k) const {
     return Par ? tt.probe_shared(k) : tt.probe(k);
@@ -358,8 +342,7 @@ TTProbe Solver::Impl::tt_probe(const TTKey& k) const {
 template <bool Par>
 void Solver::Impl::tt_store(Worker& w, const TTKey& k, int lo, int hi, int move, uint64_t n) {
     if constexpr (Par) {
-        tt.store_shared(k, lo, hi, move, n, w.counts);
-        if (w.counts.stores == kFreshBatch && report_table_counts(w)) {
+        if (tt.store_shared(k, lo, hi, move, n, w.tally)) {
             int expected = 0;
             state.compare_exchange_strong(expected, 2);
         }
@@ -636,9 +619,6 @@ int Solver::Impl::search_pass(int beta, const Board& pits, bool expect_high) {
     for (;;) {
         state.store(0);
         live_nodes.store(0);
-        fresh.store(0);
-        stores.store(0);
-        costly.store(0);
         int result = 0;
         std::atomic<uint64_t> total{0};
         // An exception (a damaged database block met by a probe, a failed allocation) must
@@ -664,7 +644,7 @@ int Solver::Impl::search_pass(int beta, const Board& pits, bool expect_high) {
                 int expected = 0;
                 if (state.compare_exchange_strong(expected, 1)) result = r;
                 total.fetch_add(w.nodes);
-                report_table_counts(w);
+                tt.report(w.tally);
             } catch (...) {
                 std::lock_guard<std::mutex> lock(error_mutex);
                 if (!error) error = std::current_exception();
@@ -673,7 +653,7 @@ int Solver::Impl::search_pass(int beta, const Board& pits, bool expect_high) {
         });
         nodes += total;
         if (error) std::rethrow_exception(error);
-        if (tt.add_used(fresh.load(), stores.load(), costly.load())) tt.grow(threads);
+        tt.settle(threads);
         if (state.load() == 1) return result;
         // state 2: stopped to grow the table; everything stored so far is kept.
     }
@@ -731,7 +711,7 @@ int Solver::Impl::pits_value_guess(const Board& b, int guess, bool report) {
 template <class F>
 int Solver::Impl::measured(int s, F&& run) {
     tt.reserve(position_bound(m, s));
-    if (s - std::max(db_max, 0) >= kPresizeSeeds) tt.reserve_budget();
+    if (s - std::max(db_max, 0) >= kPresizeSeeds) tt.resize(tt.max_bytes());
     const auto t0 = Clock::now();
     const std::clock_t c0 = std::clock();
     const uint64_t n0 = nodes;
