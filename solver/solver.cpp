@@ -28,7 +28,7 @@ using Clock = std::chrono::steady_clock;
 
 constexpr int kEtcMinSeeds = 8;
 constexpr int kEstimateDepth = 10;
-// Parallel search, ABDADA-style deferral (SolverOptions::use_defer, on by default): a
+// Parallel search, ABDADA-style deferral (SearchExperiments::defer, on by default): a
 // thread announces the nodes with at least kBusyMinSeeds seeds (and kBusyAboveDb above
 // the database) it is searching in a small table of busy positions; at such a node, a
 // child that another thread is busy with is searched last, when its result is likely in
@@ -241,7 +241,7 @@ struct Solver::Impl {
         : m(m_), rule(r), opts(std::move(o)), tt(opts.tt_mb << 20) {
         if (opts.db) db_max = opts.db->max_seeds();
         threads = std::max(1, opts.threads);
-        if (threads > 1 || !opts.use_plain_path) {
+        if (threads > 1 || !opts.experiments.plain_path) {
             busy = std::make_unique<std::atomic<uint64_t>[]>(kBusySize);
             for (size_t i = 0; i < kBusySize; ++i) busy[i].store(0);
         }
@@ -317,7 +317,7 @@ void Solver::Impl::expand(const Board& b, int s, Expansion& x, bool prefetch_db)
         }
         c.key = TTKey::of_pits(c.b);
         tt.prefetch(c.key);  // the child's probe comes soon: hide the cache miss
-        if (opts.use_ordering)
+        if (opts.experiments.ordering)
             // Moves that bank 8 or more seeds (sown into the store and captured), then
             // extra moves, then the other moves by what they bank, moves that bank nothing
             // last; ties go to the pit nearest the store (results/solver.md, "Moves ordered
@@ -371,7 +371,7 @@ void Solver::Impl::resolve_exact(const Expansion& x, int& best, int& best_pit) c
 void Solver::Impl::order_children(const Expansion& x, int tt_move, uint8_t* idx) const {
     int order[kMaxPits];
     for (int i = 0; i < x.n; ++i) {
-        order[i] = opts.use_tt_move && x.kids[i].pit == tt_move ? 1000 : x.kids[i].order;
+        order[i] = opts.experiments.tt_move && x.kids[i].pit == tt_move ? 1000 : x.kids[i].order;
         int j = i;
         for (; j > 0 && order[i] > order[idx[j - 1]]; --j) idx[j] = idx[j - 1];
         idx[j] = uint8_t(i);
@@ -425,7 +425,7 @@ bool Solver::Impl::search_children(Worker& w, const Board& b, const Expansion& x
     const int n = x.n;
     const bool at_root = &b == w.root;
     // At an expected cut node below the root, busy later children are joined, not deferred.
-    const bool join_busy = cut && !at_root && opts.use_cut_join;
+    const bool join_busy = cut && !at_root && opts.experiments.cut_join;
     int deferred[kMaxPits];
     int nd = 0;
     for (int k = 0; k < n + nd; ++k) {
@@ -466,7 +466,7 @@ bool Solver::Impl::search_children(Worker& w, const Board& b, const Expansion& x
                 // as the node's first try, it fails the next pass and sends that pass
                 // through subtrees one thread never enters (results/parallel.md, "A cut found
                 // past deferred moves stored without its move"). One thread never defers.
-                if (k < n && nd > 0 && opts.use_cut_move_rule) best_pit = -1;
+                if (k < n && nd > 0 && opts.experiments.cut_move_rule) best_pit = -1;
                 break;
             }
         }
@@ -546,7 +546,7 @@ int Solver::Impl::search(Worker& w, const Board& b, const TTKey& key, int alpha,
 
     // Step 6. Enhanced transposition cutoff; near the leaves the extra probes cost more
     // than the nodes they save.
-    if (opts.use_etc && s >= kEtcMinSeeds) {
+    if (opts.experiments.etc && s >= kEtcMinSeeds) {
         int pit;
         const int v = etc_refutation<Par>(x, idx, beta, &pit);
         if (v != INT_MIN) {
@@ -557,7 +557,7 @@ int Solver::Impl::search(Worker& w, const Board& b, const TTKey& key, int alpha,
 
     // Step 7. Announce this node as busy (parallel search only; released on every return).
     BusyMark mark;
-    const bool defer = Par && s >= kBusyMinSeeds && s >= db_max + kBusyAboveDb && opts.use_defer;
+    const bool defer = Par && s >= kBusyMinSeeds && s >= db_max + kBusyAboveDb && opts.experiments.defer;
     if (defer) mark.take(busy_slot(busy_hash(key)), busy_hash(key));
 
     // Step 8. The children, then the result into the TT.
@@ -598,7 +598,7 @@ int Solver::Impl::estimate(const Board& b, int depth, int alpha, int beta) const
 // and no change to the search contract, and its result is exactly the single-thread one by
 // construction (any thread's finished pass is a proven bound). Threads that search in the
 // same order run in lockstep through the same subtrees; the ABDADA-style deferral of busy
-// children (use_defer) splits them. Schemes that search siblings at once (Young Brothers
+// children (experiments.defer) splits them. Schemes that search siblings at once (Young Brothers
 // Wait) meet the same positions in both threads, as nothing tells one thread that the
 // other is already inside one, which is what the busy marks do. The measurements behind
 // the choice: results/parallel.md, "Lazy SMP with ABDADA-style deferral chosen" and
@@ -609,7 +609,7 @@ int Solver::Impl::search_pass(int beta, const Board& pits, bool expect_high) {
     if (limited) check_limits();
     pass_beta = beta;
     live_nodes.store(0);
-    if ((threads == 1 && opts.use_plain_path) || pits.seeds_in_pits() < opts.parallel_min_seeds) {
+    if ((threads == 1 && opts.experiments.plain_path) || pits.seeds_in_pits() < opts.parallel_min_seeds) {
         Worker w;
         w.beat_mask = beat_mask;
         const int r = search<false>(w, pits, TTKey::of(pits), beta - 1, beta);
@@ -632,9 +632,9 @@ int Solver::Impl::search_pass(int beta, const Board& pits, bool expect_high) {
                 w.beat_mask = beat_mask;
                 w.id = id;
                 w.root = &pits;
-                if (expect_high && opts.use_follow)
+                if (expect_high && opts.experiments.follow)
                     w.root_first = Worker::RootFirst::kFollow;
-                else if (opts.use_root_defer)
+                else if (opts.experiments.root_defer)
                     w.root_first = Worker::RootFirst::kDefer;
                 // The root's expected type is the pass's: a cut node if it should fail high.
                 const int r =

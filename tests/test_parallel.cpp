@@ -30,7 +30,7 @@ SolverOptions with_threads(int threads, size_t tt_mb = 64) {
     o.tt_mb = tt_mb;
     o.threads = threads;
     o.parallel_min_seeds = 0;
-    o.use_defer = threads < 4;  // T = 4 runs plain lazy SMP, T = 2 the default (deferral)
+    o.experiments.defer = threads < 4;  // T = 4 runs plain lazy SMP, T = 2 the default (deferral)
     return o;
 }
 
@@ -118,14 +118,14 @@ TEST_SUITE("parallel") {
                 // One thread through the parallel code path (a team of one, `--ablate
                 // plain`): shared-table calls and busy marks, the same value.
                 SolverOptions team_of_one = with_threads(1);
-                team_of_one.use_plain_path = false;
+                team_of_one.experiments.plain_path = false;
                 CHECK(Solver(g.m, rule, team_of_one).value(start) == v);
                 for (int t : {2, 3, 4}) {
                     CAPTURE(t);
                     // T = 3: deferral without the root, cut-move and cut-join rules
                     // (`--ablate root-defer,cut-move,cut-join`), the order before e0555b8.
                     SolverOptions o = with_threads(t);
-                    if (t == 3) o.use_root_defer = o.use_cut_move_rule = o.use_cut_join = false;
+                    if (t == 3) o.experiments.root_defer = o.experiments.cut_move_rule = o.experiments.cut_join = false;
                     Solver par(g.m, rule, o);
                     CHECK(par.value(start) == v);
                     CHECK(par.stats().nodes > 0);
