@@ -50,7 +50,7 @@ void BM_TTProbeStore(benchmark::State& state) {
 BENCHMARK(BM_TTProbeStore);
 
 // One fourfold growth of a full 64 MiB table to 256 MiB on state.range(0) threads: the
-// fresh pages touched and every entry rehashed (TranspositionTable::grow).
+// fresh pages touched and every entry rehashed (TranspositionTable::resize).
 // (The previous iteration's table is freed while the timer is paused: only the growth,
 // which frees the old 64 MiB, is timed.)
 void BM_TTGrow(benchmark::State& state) {
@@ -60,12 +60,12 @@ void BM_TTGrow(benchmark::State& state) {
         state.PauseTiming();
         tt = std::make_unique<kalah::TranspositionTable>(size_t(256) << 20);
         tt->reserve(1);
-        while (tt->bytes() < size_t(64) << 20) tt->grow();
+        while (tt->bytes() < size_t(64) << 20) tt->resize(tt->bytes() * 4);
         std::mt19937_64 rng(5);
         for (uint64_t i = 0; i < (uint64_t(1) << 22); ++i)
             tt->store(kalah::TTKey::from_parts(rng(), uint32_t(rng())), -4, 8, 1, 1 + i % 4096);
         state.ResumeTiming();
-        tt->grow(threads);
+        tt->resize(tt->bytes() * 4, threads);
         benchmark::DoNotOptimize(tt->bytes());
     }
 }  // the last table is freed after the loop, untimed

@@ -262,15 +262,15 @@ SolverOptions solver_options(const po::variables_map& vm, const std::string& cmd
     std::string f;
     while (std::getline(ab, f, ',')) {
         // clang-format off
-        if (f == "tt-move") o.use_tt_move = false;
-        else if (f == "ordering") o.use_ordering = false;
-        else if (f == "etc") o.use_etc = false;
-        else if (f == "defer") o.use_defer = false;  // parallel: plain lazy SMP
-        else if (f == "follow") o.use_follow = false;  // parallel: helpers defer at the root
-        else if (f == "root-defer") o.use_root_defer = false;  // parallel: may race
-        else if (f == "cut-move") o.use_cut_move_rule = false;  // parallel: cut moves
-        else if (f == "cut-join") o.use_cut_join = false;  // parallel: defer at cut nodes
-        else if (f == "plain") o.use_plain_path = false;  // a team of one
+        if (f == "tt-move") o.experiments.tt_move = false;
+        else if (f == "ordering") o.experiments.ordering = false;
+        else if (f == "etc") o.experiments.etc = false;
+        else if (f == "defer") o.experiments.defer = false;  // parallel: plain lazy SMP
+        else if (f == "follow") o.experiments.follow = false;  // parallel: helpers defer at the root
+        else if (f == "root-defer") o.experiments.root_defer = false;  // parallel: may race
+        else if (f == "cut-move") o.experiments.cut_move_rule = false;  // parallel: cut moves
+        else if (f == "cut-join") o.experiments.cut_join = false;  // parallel: defer at cut nodes
+        else if (f == "plain") o.experiments.plain_path = false;  // a team of one
         else if (!f.empty()) throw InputError("--ablate: unknown feature '" + f + "'");
         // clang-format on
     }

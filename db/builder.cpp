@@ -144,9 +144,9 @@ std::vector<int8_t> build_layer(int m, Rule rule, int s, const LayerSet& lower,
 uint64_t build_memory_bytes(int m, int max_seeds, bool packed) {
     // All layers 0..K resident (one byte per entry, = the layer size of K over 2m+1 pits),
     // plus the compressed copy of the top layer while it is written (assume <= 1/2), plus
-    // its packed twin while that is packed and written (~0.5 bytes an entry; counted as one:
-    // layers 0..30 of m = 6 peaked at 14.1 GiB RSS against 13.4 GiB for these terms with
-    // 0.5625, results/db.md).
+    // its packed twin while that is packed and written (about half a byte an entry, counted
+    // as one: with the smaller figure the bound fell below the peak memory of a deep build;
+    // results/db.md).
     const uint64_t top = layer_size(2 * m, max_seeds);
     if (!packed) return layer_size(2 * m + 1, max_seeds) + top / 2 + top;
     // The top layer one byte an entry, the layers below it packed (at most 0.5625 bytes an

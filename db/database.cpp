@@ -209,6 +209,168 @@ PackedLayer pack_layer(const LayerFile& f) {
         });
 }
 
+// Where the run of usable layers ends below kMaxSeeds, when that needs saying: why, and
+// the damaged file's problem when a damaged file ended it (empty for a missing layer).
+struct RunEnd {
+    std::string why;
+    std::string damage;
+    void damaged(const std::string& problem) { why = damage = problem; }
+};
+
+// A present layer file is any directory entry of that name, as lstat sees it: a symbolic
+// link that leads nowhere (or round in a loop) is an unreadable layer, which
+// LayerFile::open names, not a missing one.
+bool present(const std::filesystem::path& p) {
+    std::error_code ec;
+    return std::filesystem::exists(std::filesystem::symlink_status(p, ec));
+}
+
+// Step 1: the paths of layers 0, 1, .. up to the first one missing; a missing layer with
+// layers above it ends the run with a note (the database is smaller than the files
+// suggest).
+std::vector<std::string> find_layer_files(const std::string& dir, int m, Rule rule, RunEnd& end) {
+    std::vector<std::string> paths;
+    for (int s = 0; s <= kMaxSeeds; ++s) {
+        const auto path = std::filesystem::path(dir) / layer_file_name(m, rule, s);
+        if (present(path)) {
+            paths.push_back(path.string());
+            continue;
+        }
+        for (int above = s + 1; above <= kMaxSeeds; ++above)
+            if (present(std::filesystem::path(dir) / layer_file_name(m, rule, above))) {
+                end.why = layer_file_name(m, rule, s) + ": missing, but " +
+                          layer_file_name(m, rule, above) + " exists";
+                break;
+            }
+        break;
+    }
+    return paths;
+}
+
+// Step 2: each layer file opened, its header and index checked (LayerFile::open); the
+// first damaged one ends the run.
+std::vector<std::unique_ptr<LayerFile>> check_layer_files(const std::vector<std::string>& paths,
+                                                          int m, Rule rule, RunEnd& end) {
+    std::vector<std::unique_ptr<LayerFile>> files;
+    for (int s = 0; s < static_cast<int>(paths.size()); ++s) {
+        try {
+            files.push_back(LayerFile::open(paths[s], m, rule, s));
+        } catch (const FormatError& e) {
+            end.damaged(e.what());
+            break;
+        }
+    }
+    return files;
+}
+
+// A packed twin (.kpk, db/packed.h) of layer s present and current for its layer file f:
+// reading it is a mapping and a checksum, where one byte an entry means decoding every
+// zstd block.
+std::string twin_path(const std::string& dir, int m, Rule rule, int s) {
+    return (std::filesystem::path(dir) / PackedLayer::file_name(m, rule, s)).string();
+}
+bool twin_current(const std::string& dir, int m, Rule rule, int s, const LayerFile& f) {
+    return PackedLayer::twin_matches(twin_path(dir, m, rule, s), m, rule, s,
+                                     f.header().file_checksum);
+}
+
+// Step 3: how the layers are held in memory.
+struct Holding {
+    bool pack;                  // packed (db/packed.h), else one byte an entry
+    PackedLayer::Load load;     // packed twins copied or mapped
+    uint64_t resident_budget;   // bytes for resident layers
+    // What a layer of n entries is expected to take before it is read (a packed layer's
+    // size is known only once packed: results/db.md, "Packed layers in memory").
+    uint64_t estimate(uint64_t n) const { return pack ? n / 2 + n / 16 + 4096 : n; }
+};
+
+// Resident layers from s = 0 up while they fit; a quarter of the bound is kept for the
+// block cache when not everything fits. One byte an entry when every layer fits so;
+// otherwise packed, which holds about twice the layers in the same memory for a probe that
+// reads a header and a data word. Auto maps the packed twins when every layer has a
+// current one: opening is then a checksum of the page cache's pages, no copy (results/
+// db.md, "Opening a database: mapped twins").
+Holding choose_holding(const std::vector<std::unique_ptr<LayerFile>>& files, bool twins,
+                       size_t memory_bytes, Database::Layout layout) {
+    using Layout = Database::Layout;
+    uint64_t total = 0;
+    for (const auto& f : files) total += f->header().entries;
+    Holding h;
+    h.pack = layout == Layout::Packed || layout == Layout::Mapped ||
+             (layout == Layout::Auto && (total > memory_bytes || twins));
+    h.load = layout == Layout::Mapped || (layout == Layout::Auto && twins)
+                 ? PackedLayer::Load::Mapped
+                 : PackedLayer::Load::Copy;
+    uint64_t total_held = 0;
+    for (const auto& f : files) total_held += h.estimate(f->header().entries);
+    h.resident_budget = total_held > memory_bytes ? memory_bytes - memory_bytes / 4 : memory_bytes;
+    return h;
+}
+
+// Step 4: reads or maps each layer that fits into db as resident, from s = 0 up; the
+// others stay open for the block cache. A layer that fails its checks while read ends
+// the run (end says so). Returns the bytes held by the resident layers.
+uint64_t hold_layers(FileDatabase& db, std::vector<std::unique_ptr<LayerFile>>& files,
+                     const Holding& h, const std::string& dir, int m, Rule rule, RunEnd& end) {
+    uint64_t used = 0;
+    bool resident = true;
+    for (auto& f : files) {
+        FileDatabase::Layer layer;
+        const uint64_t n = f->header().entries;
+        if (resident && used + h.estimate(n) <= h.resident_budget) {
+            try {
+                if (h.pack) {
+                    const int s = static_cast<int>(db.layers_.size());
+                    bool read = false;
+                    if (twin_current(dir, m, rule, s, *f)) {
+                        // A twin that fails its checks is only a cache: the layer file
+                        // (checked block by block) gives the same values.
+                        try {
+                            layer.packed = PackedLayer::read_file(twin_path(dir, m, rule, s), m, rule, s,
+                                                                  f->header().file_checksum, h.load);
+                            layer.twin_name = PackedLayer::file_name(m, rule, s);
+                            read = true;
+                        } catch (const FormatError&) {
+                        }
+                    }
+                    if (!read) layer.packed = pack_layer(*f);
+                    layer.is_packed = true;
+                    used += layer.packed.bytes();
+                    db.packed_++;
+                } else {
+                    layer.values = HugePages(n);
+                    f->read_all_into(static_cast<int8_t*>(layer.values.data()));
+                    used += n;
+                }
+            } catch (const FormatError& e) {
+                end.damaged(e.what());
+                break;  // the run of usable layers ends below this one
+            }
+            db.resident_++;
+        } else {
+            resident = false;
+            layer.file = std::move(f);
+        }
+        db.layers_.push_back(std::move(layer));
+    }
+    return used;
+}
+
+// Step 5: a block cache for the layers left in their files, in what the resident layers
+// left of the bound. A slot holds the largest decoded block of a cached layer (a layer
+// smaller than its file's block size is one short block).
+void add_block_cache(FileDatabase& db, uint64_t used, size_t memory_bytes) {
+    if (db.resident_ == static_cast<int>(db.layers_.size())) return;
+    uint64_t slot = 1;
+    for (const auto& l : db.layers_)
+        if (l.file)
+            slot = std::max<uint64_t>(slot, std::min<uint64_t>(l.file->header().block_size,
+                                                               l.file->header().entries));
+    const uint64_t cache_bytes = memory_bytes > used ? memory_bytes - used : 0;
+    db.cache_ = std::make_unique<BlockCache>(std::max<uint64_t>(cache_bytes / slot, 64),
+                                             static_cast<uint32_t>(slot));
+}
+
 }  // namespace
 
 int Database::in_memory_seeds(int m, uint64_t max_entries) {
@@ -247,145 +409,42 @@ std::unique_ptr<Database> Database::build_in_memory(int m, Rule rule, int max_se
 std::unique_ptr<Database> Database::open(const std::string& dir, int m, Rule rule,
                                          size_t memory_bytes, std::string* why, std::string* damage,
                                          Layout layout) {
-    std::string bad_file;  // the problem of the damaged file that ended the run, if any
-    auto fail = [&](const std::string& w) -> std::unique_ptr<Database> {
+    RunEnd end;
+    // Step 6 (on every return): what the caller is told.
+    auto report = [&](const std::string& w) {
         if (why) *why = w;
-        if (damage) *damage = bad_file;
+        if (damage) *damage = end.damage;
+    };
+    // A run that ends below a layer file that exists (damaged, or missing below others)
+    // is reported even on success: the database is then smaller than the files suggest.
+    auto using_layers = [&](size_t usable) {
+        return end.why + "; using layers 0.." + std::to_string(usable - 1);
+    };
+    if (m < 1 || m > kMaxPits) {
+        report("pits per side must be 1..6");
         return nullptr;
-    };
-    if (m < 1 || m > kMaxPits) return fail("pits per side must be 1..6");
-    std::vector<std::unique_ptr<LayerFile>> files;
-    std::string stop;  // why the run of layers ended
-    for (int s = 0; s <= kMaxSeeds; ++s) {
-        const auto path = std::filesystem::path(dir) / layer_file_name(m, rule, s);
-        // Present is any directory entry of that name, as lstat sees it: a symbolic link
-        // that leads nowhere (or round in a loop) is an unreadable layer, which
-        // LayerFile::open names, not a missing one.
-        auto present = [](const std::filesystem::path& p) {
-            std::error_code ec;
-            return std::filesystem::exists(std::filesystem::symlink_status(p, ec));
-        };
-        if (!present(path)) {
-            // A gap with layers above it: the database is smaller than the files suggest.
-            for (int above = s + 1; above <= kMaxSeeds; ++above)
-                if (present(std::filesystem::path(dir) / layer_file_name(m, rule, above))) {
-                    stop = layer_file_name(m, rule, s) + ": missing, but " +
-                           layer_file_name(m, rule, above) + " exists";
-                    break;
-                }
-            break;
-        }
-        try {
-            files.push_back(LayerFile::open(path.string(), m, rule, s));
-        } catch (const FormatError& e) {
-            stop = e.what();
-            bad_file = stop;
-            break;
-        }
     }
-    if (files.empty())
-        return fail(stop.empty() ? "no layer files for m=" + std::to_string(m) + " " +
-                                       rule_name(rule) + " in " + dir
-                                 : stop);
-    // A layer that is damaged, or missing below others, ends the run: say so, since the
-    // database is then smaller than the files on disk suggest.
-    std::string warning;
-    auto damaged = [&](const std::string& what, size_t usable) {
-        warning = what + "; using layers 0.." + std::to_string(usable - 1);
-    };
-    if (!stop.empty()) damaged(stop, files.size());
-    auto db = std::make_unique<FileDatabase>(m, rule);
-    // Resident layers from s = 0 up while they fit; keep a quarter of the bound (at least
-    // 64 decoded blocks) for the cache when not everything fits. One byte an entry when
-    // every layer fits so; otherwise packed (db/packed.h), which holds about twice the
-    // layers in the same memory for a probe that reads a header and a data word.
-    uint64_t total = 0;
-    for (auto& f : files) total += f->header().entries;
-    // Packed twins (.kpk, db/packed.h) present and current for every layer: reading them
-    // is a mapping and a checksum, where one byte an entry means decoding every zstd block.
-    auto twin_path = [&](int s) {
-        return (std::filesystem::path(dir) / PackedLayer::file_name(m, rule, s)).string();
-    };
-    auto twin_ok = [&](int s) {
-        return PackedLayer::twin_matches(twin_path(s), m, rule, s,
-                                         files[s]->header().file_checksum);
-    };
+    std::vector<std::unique_ptr<LayerFile>> files =
+        check_layer_files(find_layer_files(dir, m, rule, end), m, rule, end);
+    if (files.empty()) {
+        report(end.why.empty() ? "no layer files for m=" + std::to_string(m) + " " +
+                                     rule_name(rule) + " in " + dir
+                               : end.why);
+        return nullptr;
+    }
     bool twins = true;
-    for (int s = 0; s < static_cast<int>(files.size()) && twins; ++s) twins = twin_ok(s);
-    const bool pack = layout == Layout::Packed || layout == Layout::Mapped ||
-                      (layout == Layout::Auto && (total > memory_bytes || twins));
-    // Auto maps the twins when every layer has one: opening is then a checksum of the
-    // page cache's pages, no copy (results/db.md, "Opening a database: mapped twins").
-    const PackedLayer::Load load = layout == Layout::Mapped || (layout == Layout::Auto && twins)
-                                       ? PackedLayer::Load::Mapped
-                                       : PackedLayer::Load::Copy;
-    // What a packed layer is expected to take before it is packed (results/db.md, "Packed
-    // layers in memory": 3.1-3.8 bits an entry for m = 6 layers 10..22, growing slowly).
-    auto packed_estimate = [](uint64_t n) { return n / 2 + n / 16 + 4096; };
-    uint64_t total_held = pack ? 0 : total;
-    if (pack)
-        for (auto& f : files) total_held += packed_estimate(f->header().entries);
-    uint64_t resident_budget = memory_bytes;
-    if (total_held > memory_bytes) resident_budget = memory_bytes - memory_bytes / 4;
-    uint64_t used = 0;
-    bool resident = true;
-    for (auto& f : files) {
-        FileDatabase::Layer layer;
-        const uint64_t n = f->header().entries;
-        const uint64_t need = pack ? packed_estimate(n) : n;
-        if (resident && used + need <= resident_budget) {
-            try {
-                if (pack) {
-                    const int s = static_cast<int>(db->layers_.size());
-                    bool read = false;
-                    if (twin_ok(s)) {
-                        // A twin that fails its checks is only a cache: the layer file
-                        // (checked block by block) gives the same values.
-                        try {
-                            layer.packed = PackedLayer::read_file(twin_path(s), m, rule, s,
-                                                                  f->header().file_checksum, load);
-                            layer.twin_name = PackedLayer::file_name(m, rule, s);
-                            read = true;
-                        } catch (const FormatError&) {
-                        }
-                    }
-                    if (!read) layer.packed = pack_layer(*f);
-                    layer.is_packed = true;
-                    used += layer.packed.bytes();
-                    db->packed_++;
-                } else {
-                    layer.values = HugePages(n);
-                    f->read_all_into(static_cast<int8_t*>(layer.values.data()));
-                    used += n;
-                }
-            } catch (const FormatError& e) {
-                bad_file = e.what();
-                if (db->layers_.empty()) return fail(e.what());
-                damaged(e.what(), db->layers_.size());
-                break;  // the run of usable layers ends below this one
-            }
-            db->resident_++;
-        } else {
-            resident = false;
-            layer.file = std::move(f);
-        }
-        db->layers_.push_back(std::move(layer));
+    for (int s = 0; s < static_cast<int>(files.size()) && twins; ++s)
+        twins = twin_current(dir, m, rule, s, *files[s]);
+    const Holding holding = choose_holding(files, twins, memory_bytes, layout);
+    auto db = std::make_unique<FileDatabase>(m, rule);
+    const uint64_t used = hold_layers(*db, files, holding, dir, m, rule, end);
+    if (db->layers_.empty()) {  // layer 0 failed its checks
+        report(end.why);
+        return nullptr;
     }
-    if (db->resident_ < static_cast<int>(db->layers_.size())) {
-        // A slot holds the largest decoded block of a cached layer (a layer smaller than
-        // its file's block size is one short block).
-        uint64_t slot = 1;
-        for (const auto& l : db->layers_)
-            if (l.file)
-                slot = std::max<uint64_t>(slot, std::min<uint64_t>(l.file->header().block_size,
-                                                                   l.file->header().entries));
-        const uint64_t cache_bytes = memory_bytes > used ? memory_bytes - used : 0;
-        db->cache_ = std::make_unique<BlockCache>(std::max<uint64_t>(cache_bytes / slot, 64),
-                                                  static_cast<uint32_t>(slot));
-    }
+    add_block_cache(*db, used, memory_bytes);
     db->held_ = used + (db->cache_ ? db->cache_->bytes() : 0);
-    if (why) *why = warning;
-    if (damage) *damage = bad_file;
+    report(end.why.empty() ? "" : using_layers(db->layers_.size()));
     return db;
 }
 

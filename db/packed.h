@@ -66,8 +66,9 @@ namespace kalah::db {
 // [-s, s]: even a file with forged checksums cannot make a probe read outside the layer or
 // return a value outside [-s, s].
 //
-// Versions: 1 piece checksums were kh64; 2 kh64w, faster to check (results/db.md; a twin of another version is stale: build-db rewrites it, and a search
-// packs that layer from its .kdb meanwhile).
+// Versions: 1 piece checksums were kh64; 2 kh64w, cheaper to check (results/db.md). A
+// twin of another version is stale: build-db rewrites it, and a search packs that layer
+// from its .kdb meanwhile.
 constexpr uint32_t kPackedVersion = 2;
 
 class PackedLayer {

@@ -28,8 +28,7 @@ using Clock = std::chrono::steady_clock;
 
 constexpr int kEtcMinSeeds = 8;
 constexpr int kEstimateDepth = 10;
-constexpr uint64_t kFreshBatch = 4096;
-// Parallel search, ABDADA-style deferral (SolverOptions::use_defer, on by default): a
+// Parallel search, ABDADA-style deferral (SearchExperiments::defer, on by default): a
 // thread announces the nodes with at least kBusyMinSeeds seeds (and kBusyAboveDb above
 // the database) it is searching in a small table of busy positions; at such a node, a
 // child that another thread is busy with is searched last, when its result is likely in
@@ -71,7 +70,7 @@ constexpr uint64_t kBeatNodes = uint64_t(1) << 16;
 // there a small early table evicts what later passes need (results/solver.md, "One-thread
 // searches of 44 or more seeds take the whole table budget"). Kalah(5,4) (40 seeds) and
 // the bench positions (at most 42 seeds) keep growing. So do smaller parallel searches
-// (TranspositionTable::grow; each growth stops the team and restarts the pass): given the
+// (each growth stops the team and restarts the pass): given the
 // whole budget, a small one touched pages all over a 1 GiB table and became slow
 // (results/parallel.md, "Small parallel searches grow their table again").
 constexpr int kPresizeSeeds = 44;
@@ -98,13 +97,12 @@ void run_team(int threads, F&& f) {
 struct Worker {
     uint64_t nodes = 0;
     // The thread calls beat() when (nodes & beat_mask) == 0: every kBeatNodes nodes, or
-    // more often under a small node limit (Solver::Impl::Call), so that a job of a proof
+    // more often under a small node limit (CallLimits), so that a job of a proof
     // campaign with a budget of a few thousand nodes stops near its budget.
     uint64_t beat_mask = kBeatNodes - 1;
     uint64_t nodes_reported = 0;  // part of `nodes` already added to Impl::live_nodes
-    // What this thread's TT stores did, not yet reported (parallel only;
-    // Solver::Impl::report_table_counts).
-    TranspositionTable::StoreCounts counts;
+    // What this thread's shared TT stores did, not yet reported to the table (parallel only).
+    TranspositionTable::Tally tally;
     int id = 0;                   // 0: the calling thread; > 0: a helper of the parallel search
     const Board* root = nullptr;  // parallel only: the pass's root
     // Parallel only: what the helpers do with the root's first child. kFollow: search it
@@ -151,72 +149,101 @@ uint64_t position_bound(int m, int s) {
     return c > 1e15 ? uint64_t(1e15) : static_cast<uint64_t>(c);
 }
 
-}  // namespace
-
-struct Solver::Impl {
-    int m;
-    Rule rule;
-    SolverOptions opts;
-    TranspositionTable tt;
-    SolverStats stats;
-    uint64_t nodes = 0;
-    int db_max = -1;
-    int threads = 1;
-    // Parallel pass state: 0 running, 1 some thread finished it, 2 the TT must grow
-    // (every thread stops; the pass restarts on the grown table), 3 a thread failed with
-    // an exception (every thread stops; search_pass rethrows it).
-    std::atomic<int> state{0};
-    std::atomic<uint64_t> fresh{0};   // TT slots filled during the current parallel pass
-    std::atomic<uint64_t> stores{0};  // TT stores during the current parallel pass
-    std::atomic<uint64_t> costly{0};  // TT costly evictions during the current parallel pass
-    // Heartbeat: nodes of the current pass reported so far by its threads, the pass's
-    // test, when the whole search started and when the next beat is due.
-    std::atomic<uint64_t> live_nodes{0};
-    int pass_beta = 0, pass_no = 0;
-    Clock::time_point search_t0, next_beat;
-    uint64_t search_n0 = 0;
-    // Cooperative stop (SolverOptions::stop, node_limit, time_limit_seconds): set when a
-    // public call starts; `call_depth` keeps a call made by another (value -> pits_value)
-    // from restarting them.
-    bool limited = false;
-    uint64_t node_end = 0;  // 0: no node limit
+// The limits of one public call (SolverOptions::stop, node_limit, time_limit_seconds),
+// counted from its start.
+struct CallLimits {
+    bool any = false;       // some limit is set: the beats check them
+    uint64_t node_end = 0;  // stop at this node count (Solver::Impl::nodes); 0: no limit
     // Worker::beat_mask of the call's searches: kBeatNodes - 1, or under a node limit below
     // 16 kBeatNodes a power of two minus one near limit / 16 (at least 255), so that a
     // limit of a few thousand nodes is overrun by at most a sixteenth (and by 255 nodes).
     uint64_t beat_mask = kBeatNodes - 1;
     std::optional<Clock::time_point> deadline;
-    int call_depth = 0;
-    struct Call {
-        Impl& s;
-        explicit Call(Impl& impl) : s(impl) {
-            if (s.call_depth++ > 0) return;
-            s.limited = s.opts.stop || s.opts.node_limit || s.opts.time_limit_seconds > 0;
-            s.node_end = s.opts.node_limit ? s.nodes + s.opts.node_limit : 0;
-            s.beat_mask = kBeatNodes - 1;
-            if (s.opts.node_limit && s.opts.node_limit < 16 * kBeatNodes)
-                s.beat_mask = std::bit_floor(std::max<uint64_t>(s.opts.node_limit / 16, 256)) - 1;
-            s.deadline.reset();
-            if (s.opts.time_limit_seconds > 0)
-                s.deadline =
-                    Clock::now() + std::chrono::duration_cast<Clock::duration>(
-                                       std::chrono::duration<double>(s.opts.time_limit_seconds));
+
+    static CallLimits starting(const SolverOptions& o, uint64_t nodes) {
+        CallLimits l;
+        l.any = o.stop || o.node_limit || o.time_limit_seconds > 0;
+        l.node_end = o.node_limit ? nodes + o.node_limit : 0;
+        if (o.node_limit && o.node_limit < 16 * kBeatNodes)
+            l.beat_mask = std::bit_floor(std::max<uint64_t>(o.node_limit / 16, 256)) - 1;
+        if (o.time_limit_seconds > 0)
+            l.deadline = Clock::now() + std::chrono::duration_cast<Clock::duration>(
+                                            std::chrono::duration<double>(o.time_limit_seconds));
+        return l;
+    }
+};
+
+// What the threads of a parallel pass are doing: searching, or stopping because one of
+// them finished the pass, because the table must grow (the pass then restarts on the
+// grown table), or because one failed with an exception (search_pass rethrows it).
+enum class TeamState : int { kSearching, kFinished, kGrowTable, kFailed };
+
+}  // namespace
+
+struct Solver::Impl {
+    // Options.
+    int m;
+    Rule rule;
+    SolverOptions opts;
+    int threads = 1;  // opts.threads, at least 1
+
+    // Table.
+    TranspositionTable tt;
+
+    // Database.
+    int db_max = -1;  // opts.db's top layer; -1 without a database
+
+    // Team of a parallel pass: its state, and the positions its threads are busy with (a
+    // hash, never 0, of the key, or 0 if free).
+    std::atomic<TeamState> state{TeamState::kSearching};
+    std::unique_ptr<std::atomic<uint64_t>[]> busy;
+
+    // Counters: nodes and statistics; for the heartbeat, the nodes of the current pass
+    // reported so far by its threads, the pass's test, when the whole search started and
+    // when the next beat is due.
+    SolverStats stats;
+    uint64_t nodes = 0;
+    std::atomic<uint64_t> live_nodes{0};
+    int pass_beta = 0, pass_no = 0;
+    Clock::time_point search_t0, next_beat;
+    uint64_t search_n0 = 0;
+
+    // The current public call's limits; set when it starts (Call).
+    CallLimits limits;
+    bool in_call = false;
+    // Marks a public call: the outermost one sets the limits, so that a call made by
+    // another (value -> pits_value) does not restart them.
+    class Call {
+    public:
+        explicit Call(Impl& impl) : s_(impl), outer_(!impl.in_call) {
+            if (!outer_) return;
+            s_.limits = CallLimits::starting(s_.opts, s_.nodes);
+            s_.in_call = true;
         }
-        ~Call() { --s.call_depth; }
+        ~Call() {
+            if (outer_) s_.in_call = false;
+        }
+        Call(const Call&) = delete;
+        Call& operator=(const Call&) = delete;
+
+    private:
+        Impl& s_;
+        bool outer_;
     };
     // Throws SearchStopped when a limit is reached (from any thread: inside the parallel
     // region the exception stops the team and is rethrown by search_pass).
     void check_limits() const {
         if (opts.stop && opts.stop->load(std::memory_order_relaxed))
             throw SearchStopped("search stopped");
-        if (node_end && nodes + live_nodes.load(std::memory_order_relaxed) >= node_end)
+        if (limits.node_end && nodes + live_nodes.load(std::memory_order_relaxed) >= limits.node_end)
             throw SearchStopped("search stopped at its node limit");
-        if (deadline && Clock::now() >= *deadline)
+        if (limits.deadline && Clock::now() >= *limits.deadline)
             throw SearchStopped("search stopped at its time limit");
     }
     [[gnu::noinline]] void beat(Worker& w) {
         live_nodes.fetch_add(w.nodes - w.nodes_reported, std::memory_order_relaxed);
         w.nodes_reported = w.nodes;
-        if (limited) check_limits();
+        if (limits.any) check_limits();
         if (w.id != 0 || !opts.heartbeat) return;
         const auto now = Clock::now();
         if (now < next_beat) return;
@@ -232,21 +259,8 @@ struct Solver::Impl {
                       tt.bytes() >> 20, tt.max_bytes() >> 20, el);
         opts.heartbeat(buf);
     }
-    // Busy positions of the parallel search: a hash (never 0) of the key, or 0 if free.
-    std::unique_ptr<std::atomic<uint64_t>[]> busy;
-
     static uint64_t busy_hash(const TTKey& k) { return k.hash | 1; }
     std::atomic<uint64_t>& busy_slot(uint64_t h) { return busy[(h >> 1) & (kBusySize - 1)]; }
-    // Adds a worker's unreported TT counts to the pass's totals and clears them; tells
-    // whether the table should now grow (the team stops for it).
-    bool report_table_counts(Worker& w) {
-        const TranspositionTable::StoreCounts c = w.counts;
-        const uint64_t f = fresh.fetch_add(c.fresh, std::memory_order_relaxed) + c.fresh;
-        const uint64_t st = stores.fetch_add(c.stores, std::memory_order_relaxed) + c.stores;
-        const uint64_t co = costly.fetch_add(c.costly, std::memory_order_relaxed) + c.costly;
-        w.counts = {};
-        return tt.needs_growth(f, st, co);
-    }
     bool is_busy(const TTKey& k) {
         const uint64_t h = busy_hash(k);
         return busy_slot(h).load(std::memory_order_relaxed) == h;
@@ -256,7 +270,7 @@ struct Solver::Impl {
         : m(m_), rule(r), opts(std::move(o)), tt(opts.tt_mb << 20) {
         if (opts.db) db_max = opts.db->max_seeds();
         threads = std::max(1, opts.threads);
-        if (threads > 1 || !opts.use_plain_path) {
+        if (threads > 1 || !opts.experiments.plain_path) {
             busy = std::make_unique<std::atomic<uint64_t>[]>(kBusySize);
             for (size_t i = 0; i < kBusySize; ++i) busy[i].store(0);
         }
@@ -332,7 +346,7 @@ void Solver::Impl::expand(const Board& b, int s, Expansion& x, bool prefetch_db)
         }
         c.key = TTKey::of_pits(c.b);
         tt.prefetch(c.key);  // the child's probe comes soon: hide the cache miss
-        if (opts.use_ordering)
+        if (opts.experiments.ordering)
             // Moves that bank 8 or more seeds (sown into the store and captured), then
             // extra moves, then the other moves by what they bank, moves that bank nothing
             // last; ties go to the pit nearest the store (results/solver.md, "Moves ordered
@@ -347,9 +361,8 @@ void Solver::Impl::expand(const Board& b, int s, Expansion& x, bool prefetch_db)
     }
 }
 
-// The TT calls of the plain (Par false) or the parallel search. A parallel store also
-// counts what it did, and every few thousand stores asks whether the table should grow
-// (state 2 then stops the team).
+// The TT calls of the plain (Par false) or the parallel search. A parallel store that
+// finds the table wanting to grow stops the team (TeamState::kGrowTable) so that it can grow.
 template <bool Par>
 TTProbe Solver::Impl::tt_probe(const TTKey& k) const {
     return Par ? tt.probe_shared(k) : tt.probe(k);
@@ -358,10 +371,9 @@ TTProbe Solver::Impl::tt_probe(const TTKey& k) const {
 template <bool Par>
 void Solver::Impl::tt_store(Worker& w, const TTKey& k, int lo, int hi, int move, uint64_t n) {
     if constexpr (Par) {
-        tt.store_shared(k, lo, hi, move, n, w.counts);
-        if (w.counts.stores == kFreshBatch && report_table_counts(w)) {
-            int expected = 0;
-            state.compare_exchange_strong(expected, 2);
+        if (tt.store_shared(k, lo, hi, move, n, w.tally)) {
+            TeamState expected = TeamState::kSearching;
+            state.compare_exchange_strong(expected, TeamState::kGrowTable);
         }
     } else
         tt.store(k, lo, hi, move, n);
@@ -383,12 +395,12 @@ void Solver::Impl::resolve_exact(const Expansion& x, int& best, int& best_pit) c
 }
 
 // The search order of x's children as indices into x.kids, highest order first, the TT's
-// move (tt_move) before all: an insertion sort of indices (at most 6 children; moving the
-// 48-byte children themselves cost ~20% of a node in a profile).
+// move (tt_move) before all: an insertion sort of one-byte indices (at most 6 children),
+// cheaper than moving the 48-byte children themselves.
 void Solver::Impl::order_children(const Expansion& x, int tt_move, uint8_t* idx) const {
     int order[kMaxPits];
     for (int i = 0; i < x.n; ++i) {
-        order[i] = opts.use_tt_move && x.kids[i].pit == tt_move ? 1000 : x.kids[i].order;
+        order[i] = opts.experiments.tt_move && x.kids[i].pit == tt_move ? 1000 : x.kids[i].order;
         int j = i;
         for (; j > 0 && order[i] > order[idx[j - 1]]; --j) idx[j] = idx[j - 1];
         idx[j] = uint8_t(i);
@@ -442,7 +454,7 @@ bool Solver::Impl::search_children(Worker& w, const Board& b, const Expansion& x
     const int n = x.n;
     const bool at_root = &b == w.root;
     // At an expected cut node below the root, busy later children are joined, not deferred.
-    const bool join_busy = cut && !at_root && opts.use_cut_join;
+    const bool join_busy = cut && !at_root && opts.experiments.cut_join;
     int deferred[kMaxPits];
     int nd = 0;
     for (int k = 0; k < n + nd; ++k) {
@@ -472,7 +484,7 @@ bool Solver::Impl::search_children(Worker& w, const Board& b, const Expansion& x
             v = st.value(search<Par>(w, c.b, c.key, cw.alpha, cw.beta, xc, !cut));
         }
         // Another thread finished the pass: v may be garbage; unwind storing nothing.
-        if (Par && state.load(std::memory_order_relaxed) != 0) return false;
+        if (Par && state.load(std::memory_order_relaxed) != TeamState::kSearching) return false;
         if (v > best) {
             best = v;
             best_pit = c.pit;
@@ -483,7 +495,7 @@ bool Solver::Impl::search_children(Worker& w, const Board& b, const Expansion& x
                 // as the node's first try, it fails the next pass and sends that pass
                 // through subtrees one thread never enters (results/parallel.md, "A cut found
                 // past deferred moves stored without its move"). One thread never defers.
-                if (k < n && nd > 0 && opts.use_cut_move_rule) best_pit = -1;
+                if (k < n && nd > 0 && opts.experiments.cut_move_rule) best_pit = -1;
                 break;
             }
         }
@@ -563,7 +575,7 @@ int Solver::Impl::search(Worker& w, const Board& b, const TTKey& key, int alpha,
 
     // Step 6. Enhanced transposition cutoff; near the leaves the extra probes cost more
     // than the nodes they save.
-    if (opts.use_etc && s >= kEtcMinSeeds) {
+    if (opts.experiments.etc && s >= kEtcMinSeeds) {
         int pit;
         const int v = etc_refutation<Par>(x, idx, beta, &pit);
         if (v != INT_MIN) {
@@ -574,7 +586,7 @@ int Solver::Impl::search(Worker& w, const Board& b, const TTKey& key, int alpha,
 
     // Step 7. Announce this node as busy (parallel search only; released on every return).
     BusyMark mark;
-    const bool defer = Par && s >= kBusyMinSeeds && s >= db_max + kBusyAboveDb && opts.use_defer;
+    const bool defer = Par && s >= kBusyMinSeeds && s >= db_max + kBusyAboveDb && opts.experiments.defer;
     if (defer) mark.take(busy_slot(busy_hash(key)), busy_hash(key));
 
     // Step 8. The children, then the result into the TT.
@@ -615,7 +627,7 @@ int Solver::Impl::estimate(const Board& b, int depth, int alpha, int beta) const
 // and no change to the search contract, and its result is exactly the single-thread one by
 // construction (any thread's finished pass is a proven bound). Threads that search in the
 // same order run in lockstep through the same subtrees; the ABDADA-style deferral of busy
-// children (use_defer) splits them. Schemes that search siblings at once (Young Brothers
+// children (experiments.defer) splits them. Schemes that search siblings at once (Young Brothers
 // Wait) meet the same positions in both threads, as nothing tells one thread that the
 // other is already inside one, which is what the busy marks do. The measurements behind
 // the choice: results/parallel.md, "Lazy SMP with ABDADA-style deferral chosen" and
@@ -623,59 +635,56 @@ int Solver::Impl::estimate(const Board& b, int depth, int alpha, int beta) const
 int Solver::Impl::search_pass(int beta, const Board& pits, bool expect_high) {
     // A pass of fewer than 65 k nodes never reaches a heartbeat: check the limits here too,
     // so that a call made of many small passes (annotate, pie) also stops.
-    if (limited) check_limits();
+    if (limits.any) check_limits();
     pass_beta = beta;
     live_nodes.store(0);
-    if ((threads == 1 && opts.use_plain_path) || pits.seeds_in_pits() < opts.parallel_min_seeds) {
+    if ((threads == 1 && opts.experiments.plain_path) || pits.seeds_in_pits() < opts.parallel_min_seeds) {
         Worker w;
-        w.beat_mask = beat_mask;
+        w.beat_mask = limits.beat_mask;
         const int r = search<false>(w, pits, TTKey::of(pits), beta - 1, beta);
         nodes += w.nodes;
         return r;
     }
     for (;;) {
-        state.store(0);
+        state.store(TeamState::kSearching);
         live_nodes.store(0);
-        fresh.store(0);
-        stores.store(0);
-        costly.store(0);
         int result = 0;
         std::atomic<uint64_t> total{0};
         // An exception (a damaged database block met by a probe, a failed allocation) must
         // not leave the parallel region, where it would terminate the process: the first
-        // one is kept, state 3 stops every thread, and it is rethrown after the region.
+        // one is kept, kFailed stops every thread, and it is rethrown after the region.
         std::exception_ptr error;
         std::mutex error_mutex;
         run_team(threads, [&](int id) noexcept {
             try {
                 Worker w;
-                w.beat_mask = beat_mask;
+                w.beat_mask = limits.beat_mask;
                 w.id = id;
                 w.root = &pits;
-                if (expect_high && opts.use_follow)
+                if (expect_high && opts.experiments.follow)
                     w.root_first = Worker::RootFirst::kFollow;
-                else if (opts.use_root_defer)
+                else if (opts.experiments.root_defer)
                     w.root_first = Worker::RootFirst::kDefer;
                 // The root's expected type is the pass's: a cut node if it should fail high.
                 const int r =
                     search<true>(w, pits, TTKey::of(pits), beta - 1, beta, nullptr, expect_high);
-                // Only a thread that completed its search can move `state` from 0: a thread
-                // that gave up did so because `state` was already non-zero.
-                int expected = 0;
-                if (state.compare_exchange_strong(expected, 1)) result = r;
+                // Only a thread that completed its search can move `state` from kSearching:
+                // a thread that gave up did so because it had already moved.
+                TeamState expected = TeamState::kSearching;
+                if (state.compare_exchange_strong(expected, TeamState::kFinished)) result = r;
                 total.fetch_add(w.nodes);
-                report_table_counts(w);
+                tt.report(w.tally);
             } catch (...) {
                 std::lock_guard<std::mutex> lock(error_mutex);
                 if (!error) error = std::current_exception();
-                state.store(3);
+                state.store(TeamState::kFailed);
             }
         });
         nodes += total;
         if (error) std::rethrow_exception(error);
-        if (tt.add_used(fresh.load(), stores.load(), costly.load())) tt.grow(threads);
-        if (state.load() == 1) return result;
-        // state 2: stopped to grow the table; everything stored so far is kept.
+        tt.settle(threads);
+        if (state.load() == TeamState::kFinished) return result;
+        // kGrowTable: the table grew in settle(); everything stored so far is kept.
     }
 }
 
@@ -731,7 +740,7 @@ int Solver::Impl::pits_value_guess(const Board& b, int guess, bool report) {
 template <class F>
 int Solver::Impl::measured(int s, F&& run) {
     tt.reserve(position_bound(m, s));
-    if (s - std::max(db_max, 0) >= kPresizeSeeds) tt.reserve_budget();
+    if (s - std::max(db_max, 0) >= kPresizeSeeds) tt.resize(tt.max_bytes());
     const auto t0 = Clock::now();
     const std::clock_t c0 = std::clock();
     const uint64_t n0 = nodes;

@@ -28,6 +28,7 @@
 
 #include "core/board.h"
 #include "core/notation.h"
+#include "solver/search_experiments.h"
 
 namespace kalah::db {
 class Database;
@@ -49,39 +50,14 @@ struct SolverOptions {
     // test, table size, elapsed), from the calling thread; may be empty.
     std::function<void(const std::string&)> heartbeat;
     double heartbeat_seconds = 5;
-    // Cooperative stop. Every thread checks these about every 65 k nodes it searches (a few
-    // milliseconds) and the call then throws SearchStopped. The limits count from the start
+    // Cooperative stop. Every thread checks these about every 65 k nodes it searches, and
+    // the call then throws SearchStopped. The limits count from the start
     // of each public call (pits_value, value, move_values, principal_variation, test).
     const std::atomic<bool>* stop = nullptr;  // stop when it becomes true
     uint64_t node_limit = 0;                  // stop past this many nodes (0: no limit)
     double time_limit_seconds = 0;            // stop past this wall time (0: no limit)
-    // Search features, switchable for measurements (results/solver.md); all exact.
-    bool use_tt_move = true;    // search the TT's best move first
-    bool use_ordering = true;   // then big gains, extra moves, other gains, pits nearest the store
-    bool use_etc = true;        // enhanced transposition cutoffs (probe children first)
-    // Parallel search only: ABDADA-style deferral of children another thread is busy
-    // with (off: plain lazy SMP, about twice the nodes at T = 2; results/parallel.md).
-    bool use_defer = true;
-    // Parallel search only: in a pass expected to fail high (the first one, and one after
-    // a pass that failed low), helpers search the root's first move with the calling
-    // thread instead of deferring it (off: they defer it like any busy child).
-    bool use_follow = true;
-    // Parallel search only: in the other passes (expected to fail low), helpers leave the
-    // root's first move to the calling thread even before it is busy, instead of racing
-    // it there at the start (off: they defer it only if it is busy when they look).
-    bool use_root_defer = true;
-    // Parallel search only: a cut found while better-ordered moves were deferred is
-    // stored without its move (off: with it, as any cut).
-    bool use_cut_move_rule = true;
-    // Parallel search only: at a node expected to be a cut node (below the root), a later
-    // child another thread is busy with is joined, not deferred (off: deferred, as at
-    // every node).
-    bool use_cut_join = true;
-    // With one thread, the plain search (no shared-table calls, no busy marks). Off: one
-    // thread runs the parallel code path as a team of one, which measures what that path
-    // costs with nothing shared (results/parallel.md, "One thread through the parallel code
-    // path: `--ablate plain`").
-    bool use_plain_path = true;
+    // Features switched off only to measure them (search_experiments.h).
+    SearchExperiments experiments;
 };
 
 struct SolverStats {

@@ -9,6 +9,8 @@
 #include <utility>
 #include <vector>
 
+#include "solver/tt_growth.h"
+
 namespace kalah {
 namespace {
 
@@ -69,8 +71,8 @@ TTKey TTKey::of(const Board& b) { return of_pits(b.without_stores()); }
 
 TTKey TTKey::of_pits(const Board& b) {
     // The stores are zero, so the cells are the pits key (Board::pits_key) as they are:
-    // the search's children are stripped of their stores before they get their key, and
-    // masking them again was 2% of the instructions (callgrind, Kalah(6,3)).
+    // the search's children are stripped of their stores before they get their key, so
+    // they need not be masked again.
     assert(b.own_store() == 0 && b.opp_store() == 0);
     const Cells c = b.cells();
     const int m = b.pits();
@@ -102,11 +104,13 @@ void TranspositionTable::reserve(uint64_t positions) {
     uint64_t want = 1024;
     while (want * 4 < positions * 2 && (want * 2) * sizeof(Bucket) <= kInitialBytes) want *= 2;
     want = std::min<uint64_t>(want, budget_buckets());
-    if (want > buckets_) resize(want);
+    if (want > buckets_) rehash(want);
 }
 
-void TranspositionTable::reserve_budget() {
-    if (budget_buckets() > buckets_) resize(budget_buckets());
+void TranspositionTable::resize(size_t bytes, int threads) {
+    const size_t buckets = std::min(std::max<size_t>(bytes / sizeof(Bucket), 1), budget_buckets());
+    if (buckets <= buckets_) return;
+    rehash(buckets, threads > 1 && buckets * sizeof(Bucket) >= tt_growth::kTouchBytes ? threads : 1);
 }
 
 void TranspositionTable::clear() {
@@ -116,16 +120,22 @@ void TranspositionTable::clear() {
     used_ = 0;
     stores_ = 0;
     costly_ = 0;
+    shared_fresh_ = 0;
+    shared_stores_ = 0;
+    shared_costly_ = 0;
 }
 
-void TranspositionTable::grow(int threads) {
-    resize(buckets_ * 4, threads > 1 && bytes() * 4 >= kTouchBytes ? threads : 1);
+bool TranspositionTable::wants_growth(uint64_t more_used, uint64_t more_stores,
+                                      uint64_t more_costly) const {
+    return tt_growth::wanted(buckets_, used_ + more_used, stores_ + more_stores,
+                             costly_ + more_costly, max_bytes_);
 }
 
-void TranspositionTable::resize(size_t buckets, int touch_threads) {
-    // Huge pages, untouched until used (core/huge_pages.h). Every probe is a random
-    // access: Kalah(6,4) without a database took 123 s with a 4 GiB table of 4 KiB pages
-    // and 93 s with huge pages (results/solver.md).
+void TranspositionTable::rehash(size_t buckets, int touch_threads) {
+    static_assert(sizeof(Bucket) == tt_growth::kBucketBytes);
+    // Huge pages, untouched until used (core/huge_pages.h): every probe is a random
+    // access, and with 4 KiB pages most would also miss the TLB (results/solver.md, "Huge
+    // pages, a 1 GiB default table").
     HugePages fresh;
     try {
         fresh = HugePages(buckets * sizeof(Bucket));
@@ -150,7 +160,7 @@ void TranspositionTable::resize(size_t buckets, int touch_threads) {
     // one, which every growth is: old bucket i's entries can only go to new buckets
     // r*i .. r*i + r - 1 (bucket_of() takes the high word of hash * buckets), so thread t
     // rehashes a range of old buckets into its own range of new ones, and no two threads
-    // write one bucket. Other resizes (reserve()) run on this thread.
+    // write one bucket. Other resizes run on this thread.
     const size_t ratio = old_buckets && buckets % old_buckets == 0 ? buckets / old_buckets : 0;
     const int team = touch_threads > 1 && ratio ? touch_threads : 1;
     std::vector<uint64_t> filled(team, 0);
@@ -207,7 +217,7 @@ TranspositionTable::Placed TranspositionTable::update(Bucket& b, const TTKey& k,
             victim = &e;
     }
     const Outcome done = !(victim->w1 & kUsed)                    ? kFilled
-                         : lognodes_of(victim->w1) >= kCostlyLog2 ? kEvictedCostly
+                         : lognodes_of(victim->w1) >= tt_growth::kCostlyLog2 ? kEvictedCostly
                                                                   : kEvicted;
     victim->w0 = k.lo;
     victim->w1 = pack(k, lower, upper, move, lognodes);
@@ -220,7 +230,7 @@ void TranspositionTable::store(const TTKey& k, int lower, int upper, int move, u
     used_ += done == kFilled;
     costly_ += done == kEvictedCostly;
     ++stores_;
-    if (needs_growth(0, 0, 0)) resize(buckets_ * 4);
+    if (wants_growth(0, 0, 0)) rehash(buckets_ * 4);
 }
 
 uint64_t TranspositionTable::lock(Bucket* b) const {
@@ -295,14 +305,31 @@ TTProbe TranspositionTable::probe_seqlock(const TTKey& k) const {
     return find(copy, k);
 }
 
-void TranspositionTable::store_shared(const TTKey& k, int lower, int upper, int move,
-                                      uint64_t nodes, StoreCounts& counts) {
-    if (!buckets_) return;
+bool TranspositionTable::store_shared(const TTKey& k, int lower, int upper, int move,
+                                      uint64_t nodes, Tally& tally) {
+    if (!buckets_) return false;
     const Outcome done = atomic16_ ? store_atomic16(k, lower, upper, move, nodes)
                                    : store_seqlock(k, lower, upper, move, nodes);
-    counts.fresh += done == kFilled;
-    counts.costly += done == kEvictedCostly;
-    ++counts.stores;
+    tally.fresh += done == kFilled;
+    tally.costly += done == kEvictedCostly;
+    return ++tally.stores == tt_growth::kReportStores && report(tally);
+}
+
+bool TranspositionTable::report(Tally& tally) {
+    const uint64_t f = shared_fresh_.fetch_add(tally.fresh, std::memory_order_relaxed) + tally.fresh;
+    const uint64_t st =
+        shared_stores_.fetch_add(tally.stores, std::memory_order_relaxed) + tally.stores;
+    const uint64_t co =
+        shared_costly_.fetch_add(tally.costly, std::memory_order_relaxed) + tally.costly;
+    tally = {};
+    return wants_growth(f, st, co);
+}
+
+void TranspositionTable::settle(int threads) {
+    used_ += shared_fresh_.exchange(0);
+    stores_ += shared_stores_.exchange(0);
+    costly_ += shared_costly_.exchange(0);
+    if (wants_growth(0, 0, 0)) resize(bytes() * 4, threads);
 }
 
 TranspositionTable::Outcome TranspositionTable::store_seqlock(const TTKey& k, int lower, int upper,

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <algorithm>
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 
@@ -20,8 +21,8 @@ namespace kalah {
 // 0..7, `hi` bytes 8..11. Two different positions of the same m never share a key.
 // `hash` mixes lo and hi once for the key's bucket (and the parallel search's busy
 // table): a search probes, prefetches and stores a key several times, and mixing it anew
-// each time was 15% of the instructions (callgrind, Kalah(6,3); results/solver.md, "A key
-// carries its hash"). Build keys with of() or from_parts(), never field by field. No member
+// each time cost more than carrying it (results/solver.md, "A key carries its hash").
+// Build keys with of() or from_parts(), never field by field. No member
 // initializers: a node's expansion holds a dozen keys it fills before use.
 struct TTKey {
     uint64_t lo;
@@ -88,7 +89,7 @@ inline void store_entry(void*, uint64_t, uint64_t) {}
 
 }  // namespace tt_detail
 
-// Fixed-size table of 4-entry buckets (one 64-byte cache line each).
+// A table of 4-entry buckets (one 64-byte cache line each) that grows by itself.
 //
 // Entry layout, 16 bytes = two 64-bit words:
 //   word 0, bits  0..63  key bytes 0..7 (TTKey::lo)
@@ -107,12 +108,10 @@ inline void store_entry(void*, uint64_t, uint64_t) {}
 // Replacement: a new key goes into an empty slot of its bucket, else over the entry with
 // the smallest subtree (log2 nodes), so the most expensive results survive.
 //
-// Memory: the table starts small (sized by reserve()) and grows fourfold, rehashing,
-// when three quarters of its entries are in use and the search has stored at least half
-// as many entries as the grown table will hold, and, for a growth past kCheapBytes, when
-// it has been evicting costly results (needs_growth()), up to the byte budget; pages
-// come zeroed from the OS (mmap, transparent huge pages requested), so nothing is
-// touched before it is used and a query on a small board stays fast.
+// Memory: the table starts small (reserve()) and grows fourfold, rehashing every entry,
+// up to its byte budget, as its own policy decides (solver/tt_growth.h); pages come zeroed
+// from the OS (mmap, transparent huge pages requested), so nothing is touched before it
+// is used and a query on a small board stays fast.
 //
 // Concurrent use: probe()/store() are for one thread at a time (no atomics: the
 // single-thread search pays nothing). probe_shared()/store_shared() may run concurrently
@@ -128,8 +127,8 @@ inline void store_entry(void*, uint64_t, uint64_t) {}
 // entry, holding true bounds of its own key, which is all a probe relies on. No locks and
 // no read-modify-write instructions, so the parallel search pays far less over the plain
 // one than with the seqlock below (results/parallel.md, "Shared entries moved whole by
-// 16-byte SSE moves" and "Probes inline"). ThreadSanitizer cannot see these moves, so its
-// builds use the seqlock (the tests exercise both ways).
+// 16-byte SSE moves"). ThreadSanitizer cannot see these moves, so its builds use the
+// seqlock (the tests exercise both ways).
 //
 // kSeqlock (elsewhere, and under ThreadSanitizer): every access to the table's words is a
 // C++ atomic (relaxed unless said), so there is no data race, and a bucket is a seqlock:
@@ -145,9 +144,9 @@ inline void store_entry(void*, uint64_t, uint64_t) {}
 // stores never interleave. ThreadSanitizer checks that the searches touch the table only
 // through atomics (scripts/tsan.sh; it ignores the fences: results/ci.md).
 //
-// Either way, the shared calls never grow the table (growth rehashes everything) and do
-// not count used entries: the parallel search counts them per thread, and when the table
-// should grow (add_used()) it stops every thread, grows the table alone, and resumes.
+// Either way, the shared calls never grow the table (growth rehashes everything): each
+// thread tallies what its stores did, store_shared() says when the table wants to grow,
+// and the caller then stops every thread and calls settle(), which grows it alone.
 // Mixing shared and plain calls is allowed only with a synchronisation point in between
 // (the end of a parallel region).
 class TranspositionTable {
@@ -162,115 +161,66 @@ public:
     TranspositionTable(const TranspositionTable&) = delete;
     TranspositionTable& operator=(const TranspositionTable&) = delete;
 
-    // Makes room for about `positions` entries (rounded up to a power of two of buckets,
-    // at most the byte budget and at most the initial size); keeps the contents.
+    // --- Size and contents (no concurrent calls) ---
+    // Makes room for about `positions` entries, within a small initial size and the
+    // budget; never shrinks, keeps the contents.
     void reserve(uint64_t positions);
-    // Takes the whole byte budget now (pages are still touched only when used), so the
-    // table never grows during the search: for long parallel searches, where every
-    // growth stops the team (results/parallel.md, "Long parallel searches take the whole
-    // table budget at once").
-    void reserve_budget();
-    // What a store did to its bucket.
-    enum Outcome { kMerged = 0, kFilled = 1, kEvicted = 2, kEvictedCostly = 3 };
-    // What one thread's store_shared() calls did, since it last reported them (add_used()).
-    struct StoreCounts {
-        uint64_t fresh = 0;   // empty slots filled
-        uint64_t stores = 0;  // calls
-        uint64_t costly = 0;  // costly entries evicted
-    };
-    // For parallel searches: store_shared() filled `fresh` empty slots and evicted
-    // `costly` costly entries in `stores` calls (which the table itself does not count);
-    // records them and tells whether the table should now grow.
-    bool add_used(uint64_t fresh, uint64_t stores, uint64_t costly) {
-        used_ += fresh;
-        stores_ += stores;
-        costly_ += costly;
-        return needs_growth(0, 0, 0);
+    // Grows to `bytes` (a whole number of buckets, at most the budget; never shrinks),
+    // rehashing every entry; with threads > 1 and a table of 16 MiB or more, that many
+    // threads touch the fresh pages and rehash, each its share. resize(max_bytes()) takes
+    // the whole budget at once, so that the table never grows during a search.
+    void resize(size_t bytes, int threads = 1);
+    void clear();  // frees the table: empty, zero bytes, the budget kept
+    size_t bytes() const { return buckets_ * sizeof(Bucket); }
+    size_t max_bytes() const { return max_bytes_; }
+    // Entries in use per thousand (counting shared stores once settle() has run).
+    int usage_permille() const {
+        return buckets_ ? int(used_ * 1000 / (uint64_t(buckets_) * 4)) : 0;
     }
-    // Would the table want to grow with `more` entries in use, `more_stores` stores and
-    // `more_costly` costly evictions beyond what it has counted? Growth policy:
-    // - the table is over three quarters full and the budget allows four times the size;
-    // - the stores since clear() are at least half the grown table's entries: short
-    //   searches stay in a small table, since fresh memory is expensive to touch the first
-    //   time (results/solver.md, "The machine's memory"), more than a short search loses
-    //   to replacement;
-    // - a growth past kCheapBytes needs evidence that the table is too small: since its
-    //   last resize, evictions of entries whose subtree had at least 2^kCostlyLog2 nodes
-    //   number at least 1/kCostlyShare of its entries. Replacement keeps the largest
-    //   subtrees, so a table that only evicts small ones loses little, while the larger
-    //   table costs its first touches and more cache misses (results/solver.md, "A growth
-    //   past 16 MiB needs costly evictions").
-    // - a growth past kFarBytes needs much more: costly evictions at least 1/kFarShare of
-    //   the entries. A random read grows dearer with the table (BM_DependentRead), and a
-    //   search that evicts few large subtrees loses more to the larger table than it gains,
-    //   while one that evicts many needs it (results/solver.md, "Table growth past 256 MiB
-    //   needs costly evictions of half its entries"). How dear the larger table is depends
-    //   on the host.
-    static constexpr size_t kCheapBytes = size_t(16) << 20;
-    static constexpr size_t kFarBytes = size_t(256) << 20;
-    static constexpr int kCostlyLog2 = 4;
-    static constexpr uint64_t kCostlyShare = 128;
-    static constexpr uint64_t kFarShare = 2;
-    bool needs_growth(uint64_t more, uint64_t more_stores, uint64_t more_costly) const {
-        return growth_wanted(buckets_, used_ + more, stores_ + more_stores, costly_ + more_costly,
-                             max_bytes_);
-    }
-    // The policy above as a pure function: should a table of `buckets` buckets (four
-    // entries each) with a budget of `max_bytes` grow, with `used` entries in use,
-    // `stores` stores since clear() and `costly` costly evictions since its last resize?
-    static bool growth_wanted(uint64_t buckets, uint64_t used, uint64_t stores, uint64_t costly,
-                              size_t max_bytes) {
-        const uint64_t entries = buckets * 4;
-        const uint64_t grown_bytes = buckets * 4 * sizeof(Bucket);
-        return used * 4 > entries * 3 && grown_bytes <= max_bytes && stores * 2 >= entries * 4 &&
-               (grown_bytes <= kCheapBytes ||
-                costly * (grown_bytes <= kFarBytes ? kCostlyShare : kFarShare) >= entries);
-    }
-    // Fourfold, rehashing (no concurrent calls). For a parallel search (threads > 1)
-    // growing to kTouchBytes or more, `threads` threads touch the fresh pages and rehash
-    // the entries, each its share (first touches are most of a growth's cost: on this
-    // machine up to 2.4 s a GiB of memory the host has not backed yet), which shortens the
-    // stops of the team even at 16 MiB (results/parallel.md, "Growth touched and rehashed
-    // by all threads"). Fourfold rather than straight to the whole budget: with the
-    // costly-eviction rule above it is as fast or faster, and no single growth stops the
-    // team for long (results/parallel.md, "Growth fourfold at every thread count").
-    void grow(int threads = 1);
-    static constexpr size_t kTouchBytes = size_t(16) << 20;
-    void clear();
 
-    // Inline, with the 16-byte path of probe_shared(): as calls, the register saves of
-    // probe_shared()'s seqlock path cost 16 instructions a probe more than probe(). Kalah(6,3)
-    // on one thread, plain and parallel code path: 3,720.6 M and 4,011.9 M instructions
-    // with calls, 3,649.4 M and 3,804.9 M inline, with the store counts kept by
-    // store_shared() (callgrind; results/parallel.md, "Probes inline: the parallel path's
-    // extra instructions 7.8% -> 4.3%").
+    // --- One thread ---
     TTProbe probe(const TTKey& k) const {
         if (!buckets_) return TTProbe{};
         return find(*bucket_of(k), k);
-    }
-    TTProbe probe_shared(const TTKey& k) const {
-        if (!buckets_) return TTProbe{};
-        if (atomic16_) return probe_atomic16(k);
-        return probe_seqlock(k);
     }
     // Starts loading k's bucket into the cache (a hint; no effect on contents).
     void prefetch(const TTKey& k) const {
         if (buckets_) __builtin_prefetch(bucket_of(k));
     }
     // Records lower <= v <= upper (use -127 / 127 for "no bound") and the best pit (-1:
-    // none) for k, after a search of `nodes` nodes.
+    // none) for k, after a search of `nodes` nodes; may grow the table.
     void store(const TTKey& k, int lower, int upper, int move, uint64_t nodes);
-    // Adds what it did to `counts` (for add_used()).
-    void store_shared(const TTKey& k, int lower, int upper, int move, uint64_t nodes,
-                      StoreCounts& counts);
+
+    // --- Any number of threads at once (see "Concurrent use") ---
+    // Inline, with the 16-byte path, like probe(): the search probes at every node.
+    TTProbe probe_shared(const TTKey& k) const {
+        if (!buckets_) return TTProbe{};
+        if (atomic16_) return probe_atomic16(k);
+        return probe_seqlock(k);
+    }
+    // What one thread's shared stores did since it last reported them: each thread keeps
+    // its own, so that the counts cost no shared writes.
+    struct Tally {
+        uint64_t fresh = 0;   // empty slots filled
+        uint64_t stores = 0;  // calls
+        uint64_t costly = 0;  // costly entries evicted
+    };
+    // store() for concurrent use; never grows the table. Every few thousand stores it
+    // reports `tally` (as report() does) and returns true when the table wants to grow:
+    // the caller should then stop every thread and call settle().
+    bool store_shared(const TTKey& k, int lower, int upper, int move, uint64_t nodes,
+                      Tally& tally);
+    // Adds `tally` to the counts of the current shared phase and clears it (thread-safe);
+    // true when the table wants to grow. Each thread reports its tally when it stops.
+    bool report(Tally& tally);
+    // After the threads stopped: takes in the counts they reported, and grows the table
+    // (with `threads` threads) if its policy says so. Everything stored is kept.
+    void settle(int threads);
 
     // Whether the shared calls use whole-entry atomic moves (kAtomic16) or the seqlock.
     bool atomic16() const { return atomic16_; }
     // Whether this processor guarantees atomic aligned 16-byte moves (x86-64 with AVX).
     static bool atomic16_supported();
-
-    size_t bytes() const { return buckets_ * sizeof(Bucket); }
-    size_t max_bytes() const { return max_bytes_; }
 
 private:
     struct Entry {
@@ -280,18 +230,22 @@ private:
     struct alignas(64) Bucket {
         Entry e[4];
     };
-    // Inline: called for every probe, store and prefetch (it was 7% of a profile as a call).
+    // What a store did to its bucket.
+    enum Outcome { kMerged = 0, kFilled = 1, kEvicted = 2, kEvictedCostly = 3 };
+    // Inline: called for every probe, store and prefetch.
     Bucket* bucket_of(const TTKey& k) const {
         return &table_[static_cast<uint64_t>((static_cast<unsigned __int128>(k.hash) * buckets_) >>
                                              64)];
     }
     // Buckets the byte budget allows (at least one).
     size_t budget_buckets() const { return std::max<size_t>(max_bytes_ / sizeof(Bucket), 1); }
+    // Would the table grow with these counts beyond its own (tt_growth.h)?
+    bool wants_growth(uint64_t more_used, uint64_t more_stores, uint64_t more_costly) const;
     // Rehashes every entry into a new table of `buckets` buckets; with touch_threads > 1
     // and `buckets` a multiple of the old count (a growth), that many threads fault its
     // pages in and rehash, each its share. If memory runs out while growing, keeps the
     // current table and stops growing (max_bytes_ shrinks to it).
-    void resize(size_t buckets, int touch_threads = 1);
+    void rehash(size_t buckets, int touch_threads = 1);
     // Places a whole entry (rehash); tells whether it filled an empty slot. Only touches
     // the entry's own bucket.
     bool insert(const Entry& e);
@@ -328,14 +282,21 @@ private:
     Outcome store_seqlock(const TTKey& k, int lower, int upper, int move, uint64_t nodes);
     uint64_t lock(Bucket* b) const;   // spins until locked; returns entry 0's word 1
 
+    // Budget and sharing.
     size_t max_bytes_;
     bool atomic16_;
+    // The table.
     size_t buckets_ = 0;
-    uint64_t used_ = 0;        // entries in use
-    uint64_t stores_ = 0;      // stores since clear() (growth policy)
-    uint64_t costly_ = 0;      // costly evictions since the last resize (growth policy)
     HugePages memory_;         // the table's pages
     Bucket* table_ = nullptr;  // memory_.data()
+    // The growth policy's counts.
+    uint64_t used_ = 0;        // entries in use
+    uint64_t stores_ = 0;      // stores since clear()
+    uint64_t costly_ = 0;      // costly evictions since the last resize
+    // The shared phase's reported tallies, not yet added to the counts above (settle()).
+    std::atomic<uint64_t> shared_fresh_{0};
+    std::atomic<uint64_t> shared_stores_{0};
+    std::atomic<uint64_t> shared_costly_{0};
 };
 
 }  // namespace kalah

@@ -17,6 +17,7 @@
 #include "core/notation.h"
 #include "solver/solver.h"
 #include "solver/tt.h"
+#include "solver/tt_growth.h"
 
 using kalah::Board;
 using kalah::Rule;
@@ -41,7 +42,7 @@ SolverOptions with_threads(int threads, size_t tt_mb = 64) {
     o.tt_mb = tt_mb;
     o.threads = threads;
     o.parallel_min_seeds = 0;
-    o.use_defer = threads < 4;  // T = 4 runs plain lazy SMP, T = 2 the default (deferral)
+    o.experiments.defer = threads < 4;  // T = 4 runs plain lazy SMP, T = 2 the default (deferral)
     return o;
 }
 
@@ -76,7 +77,7 @@ TEST_SUITE("parallel") {
         std::atomic<int> miscounted{0};
         auto hammer = [&](int id) {
             std::mt19937_64 rng(1234 + id);
-            kalah::TranspositionTable::StoreCounts counts;
+            kalah::TranspositionTable::Tally counts;
             uint64_t stores = 0;
             for (int i = 0; i < 200000; ++i) {
                 const uint64_t key_lo = rng() % 8 * 0x0101010101ull;
@@ -98,8 +99,10 @@ TEST_SUITE("parallel") {
                     }
                 }
             }
-            // Every call counted once; a slot filled or a costly eviction at most once a call.
-            if (counts.stores != stores || counts.fresh + counts.costly > stores)
+            // Every call counted once (the tally is reported and cleared every
+            // kReportStores calls); a slot filled or a costly eviction at most once a call.
+            if (counts.stores != stores % kalah::tt_growth::kReportStores ||
+                counts.fresh + counts.costly > counts.stores)
                 miscounted.fetch_add(1, std::memory_order_relaxed);
         };
         std::vector<std::thread> team;
@@ -132,7 +135,7 @@ TEST_SUITE("parallel") {
                 // it starts at (4 MiB), which never grows: a growth restarts the team's
                 // pass (a few nodes searched again), not the plain search's.
                 SolverOptions team_of_one = with_threads(1, 4);
-                team_of_one.use_plain_path = false;
+                team_of_one.experiments.plain_path = false;
                 Solver team(g.m, rule, team_of_one);
                 Solver plain(g.m, rule, with_threads(1, 4));
                 CHECK(team.value(start) == v);
@@ -143,7 +146,9 @@ TEST_SUITE("parallel") {
                     // T = 3: deferral without the root, cut-move and cut-join rules
                     // (`--ablate root-defer,cut-move,cut-join`), the order before e0555b8.
                     SolverOptions o = with_threads(t);
-                    if (t == 3) o.use_root_defer = o.use_cut_move_rule = o.use_cut_join = false;
+                    if (t == 3)
+                        o.experiments.root_defer = o.experiments.cut_move_rule =
+                            o.experiments.cut_join = false;
                     std::vector<uint64_t> pass_nodes;
                     o.progress = [&](const std::string& line) {
                         pass_nodes.push_back(nodes_of_pass_line(line));
@@ -183,25 +188,25 @@ TEST_SUITE("parallel") {
         // The size the table starts at for a search this small, as on one thread: neither
         // taken whole nor grown.
         CHECK(par.stats().tt_bytes == one.stats().tt_bytes);
-        CHECK(par.stats().tt_bytes < kalah::TranspositionTable::kTouchBytes);
+        CHECK(par.stats().tt_bytes < kalah::tt_growth::kTouchBytes);
 
         // Growth to kTouchBytes and beyond: fourfold for one thread and for several (whose
         // threads touch the new pages and rehash their shares of the old buckets), contents
         // kept either way (three threads: shares of unequal sizes).
         for (int threads : {1, 2, 3}) {
             CAPTURE(threads);
-            kalah::TranspositionTable tt(kalah::TranspositionTable::kTouchBytes * 16);
+            kalah::TranspositionTable tt(kalah::tt_growth::kTouchBytes * 16);
             tt.reserve(100);
-            while (tt.bytes() < kalah::TranspositionTable::kTouchBytes) tt.grow(threads);
-            CHECK(tt.bytes() == kalah::TranspositionTable::kTouchBytes);
+            while (tt.bytes() < kalah::tt_growth::kTouchBytes) tt.resize(tt.bytes() * 4, threads);
+            CHECK(tt.bytes() == kalah::tt_growth::kTouchBytes);
             std::vector<kalah::TTKey> keys;
             for (int i = 0; i < 5000; ++i) {
                 int a[6] = {i % 40, (i / 40) % 50, 2 + i / 2000, 1, 1, 1}, n[6] = {1, 3, 1, 1, 1, 1};
                 keys.push_back(kalah::TTKey::of(Board::from_rows(6, a, n, 0, 0, Side::South)));
                 tt.store(keys.back(), -(i % 7), i % 5, i % 6, 1 + i);
             }
-            tt.grow(threads);
-            CHECK(tt.bytes() == kalah::TranspositionTable::kTouchBytes * 4);
+            tt.resize(tt.bytes() * 4, threads);
+            CHECK(tt.bytes() == kalah::tt_growth::kTouchBytes * 4);
             for (size_t i = 0; i < keys.size(); ++i) {
                 const auto p = tt.probe(keys[i]);
                 REQUIRE(p.found);  // 5000 keys in 4 M buckets: none was evicted

@@ -168,7 +168,7 @@ TEST_SUITE("solver") {
             CAPTURE(off);
             std::mt19937 rng(99);
             SolverOptions o = small_tt();
-            (off == 0 ? o.use_etc : off == 1 ? o.use_ordering : o.use_tt_move) = false;
+            (off == 0 ? o.experiments.etc : off == 1 ? o.experiments.ordering : o.experiments.tt_move) = false;
             Solver a(5, Rule::Standard, small_tt()), b(5, Rule::Standard, o);
             CHECK(a.value(Board::start(5, 2)) == b.value(Board::start(5, 2)));
             for (int t = 0; t < 100; ++t) {

@@ -8,6 +8,7 @@
 #include "core/board.h"
 #include "random_position.h"
 #include "solver/tt.h"
+#include "solver/tt_growth.h"
 
 using kalah::Board;
 using kalah::Rule;
@@ -55,7 +56,7 @@ TEST_SUITE("tt") {
         CHECK(tt.probe(kb).upper == 10);
     }
 
-    TEST_CASE("TT reserve_budget takes the whole budget at once and keeps the contents") {
+    TEST_CASE("TT resize to the budget takes it at once and keeps the contents") {
         kalah::TranspositionTable tt(4 << 20);
         tt.reserve(100);
         CHECK(tt.bytes() < tt.max_bytes());
@@ -67,7 +68,7 @@ TEST_SUITE("tt") {
         }
         std::vector<kalah::TTProbe> before;
         for (const auto& k : keys) before.push_back(tt.probe(k));
-        tt.reserve_budget();
+        tt.resize(tt.max_bytes());
         CHECK(tt.bytes() == tt.max_bytes());
         int kept = 0;
         for (size_t i = 0; i < keys.size(); ++i) {
@@ -80,27 +81,29 @@ TEST_SUITE("tt") {
             CHECK(p.move == before[i].move);
         }
         CHECK(kept > 1000);
-        tt.reserve_budget();  // already there: no change
+        tt.resize(tt.max_bytes());  // already there: no change
+        CHECK(tt.bytes() == tt.max_bytes());
+        tt.resize(tt.max_bytes() * 2);  // never past the budget
         CHECK(tt.bytes() == tt.max_bytes());
     }
 
     TEST_CASE("TT growth policy: store count up to kCheapBytes, costly evictions past it") {
-        using TT = kalah::TranspositionTable;
+        namespace TT = kalah::tt_growth;
         const size_t budget = TT::kFarBytes * 16;
         // A table whose fourfold growth would take `grown` bytes (64-byte buckets of four
         // 16-byte entries), full, with twice its entries stored: does it want to grow?
         auto wanted = [&](size_t grown, uint64_t costly, size_t max_bytes) {
             const uint64_t buckets = grown / 4 / 64;
             const uint64_t entries = buckets * 4;
-            return TT::growth_wanted(buckets, entries, 2 * entries, costly, max_bytes);
+            return TT::wanted(buckets, entries, 2 * entries, costly, max_bytes);
         };
         auto entries_before = [](size_t grown) { return uint64_t(grown / 4 / 16); };
         // Up to kCheapBytes: fill and store count alone.
         CHECK(wanted(TT::kCheapBytes, 0, budget));
         {
             const uint64_t buckets = TT::kCheapBytes / 4 / 64, entries = buckets * 4;
-            CHECK_FALSE(TT::growth_wanted(buckets, entries * 3 / 4, 2 * entries, 0, budget));
-            CHECK_FALSE(TT::growth_wanted(buckets, entries, 2 * entries - 1, 0, budget));
+            CHECK_FALSE(TT::wanted(buckets, entries * 3 / 4, 2 * entries, 0, budget));
+            CHECK_FALSE(TT::wanted(buckets, entries, 2 * entries - 1, 0, budget));
         }
         // Past kCheapBytes up to kFarBytes: costly evictions of 1/kCostlyShare the entries.
         for (const size_t grown : {TT::kCheapBytes * 4, TT::kFarBytes}) {
@@ -124,8 +127,8 @@ TEST_SUITE("tt") {
     }
 
     TEST_CASE("TT grows past kCheapBytes only once it evicts costly entries") {
-        using TT = kalah::TranspositionTable;
-        TT tt(TT::kCheapBytes * 4);
+        namespace TT = kalah::tt_growth;
+        kalah::TranspositionTable tt(TT::kCheapBytes * 4);
         tt.reserve(100);
         auto key = [](uint64_t i) {
             // Distinct keys for distinct i.
@@ -150,5 +153,66 @@ TEST_SUITE("tt") {
             CHECK(p.upper == 5);
             CHECK(p.move == 2);
         }
+    }
+
+    TEST_CASE("TT shared stores: the table grows only in settle(), keeping every entry") {
+        // The contract of the shared calls: store_shared() never grows the table but says
+        // when it wants to; settle() then grows it fourfold, and every entry held before
+        // is found after with the same bounds and move; usage_permille() counts exactly
+        // the entries in use once settled.
+        kalah::TranspositionTable tt(64 << 20);
+        tt.reserve(100);
+        const size_t start = tt.bytes();
+        auto key = [](uint64_t i) {
+            return kalah::TTKey::from_parts(i * 0x9e3779b97f4a7c15ull, uint32_t(i >> 40));
+        };
+        kalah::TranspositionTable::Tally tally;
+        uint64_t n = 0;
+        bool wants = false;
+        while (!wants && n < 100 * start) {
+            wants = tt.store_shared(key(n), -int(n % 9), int(n % 11), int(n % 6), 1 + n % 1000,
+                                    tally);
+            ++n;
+        }
+        REQUIRE(wants);
+        CHECK(tt.bytes() == start);         // the shared calls never grow it
+        CHECK(tt.usage_permille() == 0);    // nor count entries before settle()
+        tt.report(tally);                   // this thread stops: its last tally
+        std::vector<uint64_t> held;
+        for (uint64_t i = 0; i < n; ++i)
+            if (tt.probe(key(i)).found) held.push_back(i);
+        REQUIRE(held.size() * 4 > start / 16 * 3);  // over three quarters full
+        tt.settle(1);
+        CHECK(tt.bytes() == 4 * start);
+        for (uint64_t i : held) {
+            const kalah::TTProbe p = tt.probe(key(i));
+            REQUIRE(p.found);
+            CHECK(p.lower == -int(i % 9));
+            CHECK(p.upper == int(i % 11));
+            CHECK(p.move == int(i % 6));
+        }
+        CHECK(tt.usage_permille() == int(held.size() * 1000 / (4 * start / 16)));
+        // Settled with nothing new: no second growth.
+        tt.settle(1);
+        CHECK(tt.bytes() == 4 * start);
+    }
+
+    TEST_CASE("TT usage counts the entries one thread's stores put in") {
+        kalah::TranspositionTable tt(1 << 20);
+        CHECK(tt.usage_permille() == 0);
+        tt.reserve(100);
+        const uint64_t entries = tt.bytes() / 16;
+        auto key = [](uint64_t i) {
+            return kalah::TTKey::from_parts(i * 0x9e3779b97f4a7c15ull + 1, uint32_t(i));
+        };
+        for (uint64_t i = 0; i < entries / 2; ++i) tt.store(key(i), -1, 1, 0, 1);
+        for (uint64_t i = 0; i < entries / 2; ++i) tt.store(key(i), 0, 1, 0, 1);  // merges
+        uint64_t held = 0;
+        for (uint64_t i = 0; i < entries / 2; ++i) held += tt.probe(key(i)).found;
+        CHECK(held > entries / 4);
+        CHECK(tt.usage_permille() == int(held * 1000 / entries));
+        tt.clear();
+        CHECK(tt.usage_permille() == 0);
+        CHECK(tt.bytes() == 0);
     }
 }
