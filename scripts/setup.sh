@@ -1,6 +1,10 @@
 #!/usr/bin/env bash
-# Installs the Debian packages kalah needs (only those missing; safe to rerun) and
-# builds a release into build/ (the CLI ends up at build/kalah).
+# Installs the Debian packages kalah needs (only those missing; safe to rerun), builds a
+# release into build/ (the CLI ends up at build/kalah) and the endgame database's small
+# layers, 6 pits standard 0..20, into kalah-db/ (the directory every command reads by
+# default; resumed if present), so that the first `build/kalah solve --pits 6 --seeds 4`
+# answers in seconds.
+#   --no-db  no database (commands then build small layers in memory as they need them)
 #   --test  also what every test needs: Debian's chromium, chromium-driver and
 #           python3-selenium (the browser test of `kalah serve`) and Open MPI, with a second
 #           build, build-mpi/ (`kalah campaign` with MPI workers, CMake KALAH_MPI), that the
@@ -10,10 +14,12 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 with_tests=0
+with_db=1
 for arg in "$@"; do
     case $arg in
         --test) with_tests=1 ;;
-        *) echo "setup: unknown argument '$arg' (only --test)" >&2; exit 2 ;;
+        --no-db) with_db=0 ;;
+        *) echo "setup: unknown argument '$arg' (--test, --no-db)" >&2; exit 2 ;;
     esac
 done
 
@@ -47,3 +53,7 @@ fi
 # shellcheck disable=SC2086
 cmake -S . -B build -DCMAKE_BUILD_TYPE=Release ${KALAH_CMAKE_ARGS:-} "${mpi_args[@]}" >/dev/null
 cmake --build build -j"$(nproc)"
+if [ $with_db -eq 1 ]; then
+    echo "setup: building the database's small layers (6 pits, standard, 0..20) in kalah-db/" >&2
+    build/kalah build-db --pits 6 --max-seeds 20 --db kalah-db --quiet
+fi

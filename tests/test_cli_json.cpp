@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <chrono>
 #include <filesystem>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <set>
 #include <sstream>
@@ -35,6 +36,138 @@ std::vector<std::string> words(const std::string& s) {
 }
 
 std::string result_of(int v) { return v > 0 ? "W" : v < 0 ? "L" : "D"; }
+
+// ---- One schema of the JSON vocabulary (README, "JSON fields") ------------------------------
+// Every key any command prints, with what its value must be; a key means the same in every
+// command's object. Objects inside arrays (moves, openings, layers, positions) have their
+// own small vocabularies below.
+using Check = bool (*)(const json&);
+bool is_int(const json& v) { return v.is_number_integer(); }
+bool is_count(const json& v) { return v.is_number_unsigned() || (v.is_number_integer() && v >= 0); }
+bool is_number(const json& v) { return v.is_number() && v.get<double>() >= 0; }
+bool is_string(const json& v) { return v.is_string(); }
+bool is_bool(const json& v) { return v.is_boolean(); }
+bool is_strings(const json& v) {
+    return v.is_array() && std::all_of(v.begin(), v.end(), [](const json& x) { return x.is_string(); });
+}
+bool is_position(const json& v) {
+    // m pits a side, two rows, two stores and the side to move: "a,b/c,d/s,n/A".
+    if (!v.is_string()) return false;
+    const std::string t = v.get<std::string>();
+    return std::count(t.begin(), t.end(), '/') == 3;
+}
+bool is_rule(const json& v) { return v == "standard" || v == "empty-capture"; }
+bool is_result(const json& v) { return v == "W" || v == "D" || v == "L"; }
+bool is_to_move(const json& v) { return v == "A" || v == "B" || v == "none"; }
+bool is_score(const json& v) {
+    return v.is_array() && v.size() == 2 && is_count(v[0]) && is_count(v[1]);
+}
+bool is_number_or_null(const json& v) { return v.is_null() || is_number(v); }
+bool is_string_or_null(const json& v) { return v.is_null() || v.is_string(); }
+bool is_bool_or_null(const json& v) { return v.is_null() || v.is_boolean(); }
+bool is_array(const json& v) { return v.is_array(); }
+bool is_object(const json& v) { return v.is_object(); }
+bool is_pits(const json& v) { return is_int(v) && v >= 1 && v <= 6; }
+bool is_bound(const json& v) {
+    return v.is_string() && (v.get<std::string>()[0] == '>' || v.get<std::string>()[0] == '<');
+}
+
+const std::map<std::string, Check>& vocabulary() {
+    static const std::map<std::string, Check> v = {
+        {"position", is_position}, {"start", is_position}, {"end", is_position},
+        {"position_after", is_position}, {"pits", is_pits}, {"seeds", is_count},
+        {"rule", is_rule}, {"value", is_int}, {"result", is_result}, {"best", is_strings},
+        {"best_turn", is_string}, {"pv", is_string}, {"moves", is_array}, {"score", is_score},
+        {"to_move", is_to_move}, {"over", is_bool}, {"nodes", is_count}, {"seconds", is_number},
+        {"nodes_per_second", is_count}, {"cpu_seconds", is_number}, {"threads", is_count},
+        {"tt_mib", is_number}, {"tt_budget_mib", is_count}, {"db_seeds", is_int},
+        {"bound", is_bound}, {"question", is_string}, {"proved", is_bool_or_null},
+        {"lower", is_int}, {"upper", is_int}, {"move", is_string_or_null},
+        {"move_keeps", is_string_or_null}, {"openings", is_array}, {"fairest", is_strings},
+        {"pie_value", is_int}, {"summary", is_object}, {"dir", is_string},
+        {"jobs", is_count}, {"jobs_run", is_count}, {"splits", is_count},
+        {"open_jobs", is_count}, {"tree_positions", is_count}, {"campaign_nodes", is_count},
+        {"job_seconds", is_number}, {"eta_lo_seconds", is_number_or_null},
+        {"eta_hi_seconds", is_number_or_null}, {"eta_pass_jobs", is_array},
+        {"eta_workers", is_count}, {"pass_beta", is_int}, {"ranks", is_count},
+        {"job_nodes", is_count}, {"passes", is_count}, {"db", is_string},
+        {"max_seeds", is_count}, {"layers", is_array}, {"entries", is_count},
+        {"bytes", is_count}, {"ok", is_bool}, {"files", is_count}, {"twins", is_count},
+        {"problems", is_strings}, {"positions", is_array}, {"level", is_string},
+        {"cross_check", is_number}, {"cross_check_seed", is_count},
+        {"cross_checked", is_count}, {"cross_check_unsettled", is_count},
+        {"refused_ranks", is_array}, {"near_root_depth", is_int},
+    };
+    return v;
+}
+// The objects in arrays: query's and annotate's moves, the campaign's root moves, pie's
+// openings, build-db's layers, bench's positions.
+const std::map<std::string, Check>& item_vocabulary() {
+    static const std::map<std::string, Check> v = {
+        {"move", is_string}, {"value", is_int}, {"ply", is_count},
+        {"side", [](const json& x) { return x == "A" || x == "B"; }},
+        {"before", is_int}, {"after", is_int}, {"loss", is_count},
+        {"mark", [](const json& x) { return x == "" || x == "?" || x == "??"; }},
+        // query: whether the move is best; annotate: the best moves.
+        {"best", [](const json& x) { return x.is_boolean() || is_strings(x); }},
+        {"lower", is_int}, {"upper", is_int}, {"opening", is_string},
+        {"north", [](const json& x) { return x == "keep" || x == "swap" || x == "either"; }},
+        {"pie_value", is_int}, {"seeds", is_count}, {"entries", is_count}, {"bytes", is_count},
+        {"seconds", is_number}, {"cpu_seconds", is_number}, {"reused", is_bool},
+        {"value_hash", is_string}, {"name", is_string}, {"nodes", is_count},
+    };
+    return v;
+}
+// annotate's summary of each side.
+const std::map<std::string, Check>& summary_vocabulary() {
+    static const std::map<std::string, Check> v = {
+        {"moves", is_count}, {"best", is_count}, {"accuracy", is_number},
+        {"mistakes", is_count}, {"blunders", is_count}, {"total_loss", is_count},
+        {"biggest_mistake", [](const json& x) { return x.is_null() || x.is_object(); }},
+    };
+    return v;
+}
+
+void check_keys(const json& j, const std::map<std::string, Check>& vocab) {
+    REQUIRE(j.is_object());
+    for (const auto& [key, value] : j.items()) {
+        CAPTURE(key);
+        CAPTURE(value.dump());
+        const auto it = vocab.find(key);
+        CHECK_MESSAGE(it != vocab.end(), "a key outside the vocabulary");
+        if (it != vocab.end()) CHECK(it->second(value));
+    }
+}
+
+// j against the vocabulary, with these keys required; the objects in its arrays against
+// theirs; and what ties fields together wherever they appear.
+void check_schema(const json& j, const std::vector<std::string>& required) {
+    check_keys(j, vocabulary());
+    for (const std::string& key : required) {
+        CAPTURE(key);
+        CHECK(j.contains(key));
+    }
+    for (const char* list : {"moves", "openings", "layers", "positions"})
+        if (j.contains(list)) {
+            for (const json& item : j[list]) {
+                if (item.is_object())
+                    check_keys(item, item_vocabulary());
+                else
+                    CHECK(item.is_string());  // show: the moves played
+            }
+        }
+    if (j.contains("summary"))
+        for (const auto& [side, summary] : j["summary"].items()) {
+            CHECK((side == "A" || side == "B"));
+            check_keys(summary, summary_vocabulary());
+        }
+    if (j.contains("value") && j.contains("result") && j["value"].is_number_integer())
+        CHECK(j["result"] == result_of(j["value"].get<int>()));
+    if (j.contains("to_move") && j.contains("over"))
+        CHECK((j["to_move"] == "none") == (j["over"] == true));
+    if (j.contains("lower") && j.contains("upper") && j["lower"].is_number_integer())
+        CHECK(j["lower"].get<int>() <= j["upper"].get<int>());
+}
 
 }  // namespace
 
@@ -127,6 +260,79 @@ TEST_SUITE("cli") {
         }
         CHECK(a["over"] == true);
         CHECK(a["score"] == s["score"]);
+    }
+
+    TEST_CASE("json: every command's object against the one schema of the vocabulary") {
+        const std::string d = (std::filesystem::temp_directory_path() /
+                               ("kalah_cli_schema_" + std::to_string(::getpid())))
+                                  .string();
+        std::filesystem::remove_all(d);
+        const std::string db = " --tt-mb 16 -q --db " + d;
+        const std::vector<std::string> position = {"position", "rule"};
+        auto with = [](std::vector<std::string> a, const std::vector<std::string>& b) {
+            a.insert(a.end(), b.begin(), b.end());
+            return a;
+        };
+        const std::vector<std::string> figures = {"nodes", "seconds", "nodes_per_second",
+                                                  "threads", "cpu_seconds", "tt_mib",
+                                                  "tt_budget_mib"};
+        struct Case {
+            std::string cmd;
+            std::vector<std::string> required;
+        };
+        const std::vector<Case> cases = {
+            {"build-db --pits 3 --max-seeds 6 --json -q --db " + d,
+             {"pits", "rule", "db", "max_seeds", "layers", "entries", "bytes", "seconds"}},
+            {"verify-db --json -q --db " + d, {"db", "ok", "files", "twins", "entries", "problems"}},
+            {"solve --pits 3 --seeds 2 --json" + db,
+             with(with({"pits", "seeds", "value", "result", "best", "best_turn", "pv", "score",
+                        "db_seeds"},
+                       position),
+                  figures)},
+            {"solve --pits 3 --seeds 2 --prove win --json" + db,
+             with(with({"pits", "seeds", "bound", "question", "proved", "lower", "upper", "move",
+                        "move_keeps", "db_seeds"},
+                       position),
+                  figures)},
+            {"query --pits 3 --seeds 2 --moves A1 --json" + db,
+             with({"to_move", "over", "value", "result", "moves", "best", "nodes", "seconds"},
+                  position)},
+            {"query --position 0,0,0/0,0,1/5,6/A --json" + db,
+             with({"to_move", "over", "value", "result", "moves", "best", "score"}, position)},
+            {"show --pits 3 --seeds 2 --moves \"A1 B2\" --json", with({"moves", "to_move", "over"}, position)},
+            {"show --position 0,0,0/0,0,1/5,6/A --json",
+             with({"moves", "to_move", "over", "score"}, position)},
+            {"pie --pits 3 --seeds 2 --json" + db,
+             {"pits", "start", "rule", "openings", "fairest", "pie_value", "value", "nodes",
+              "seconds"}},
+            {"annotate --pits 3 --seeds 2 --moves \"A1 B1 A2\" --json" + db,
+             {"start", "rule", "moves", "summary", "end", "over", "value"}},
+            {"campaign --pits 3 --seeds 2 --json --job-nodes 1000 --dir " + d + "/c" + db,
+             with(with({"pits", "seeds", "value", "result", "best", "ranks", "job_nodes",
+                        "passes", "dir", "jobs", "lower", "upper", "eta_lo_seconds"},
+                       position),
+                  figures)},
+            {"campaign --pits 3 --seeds 2 --prove win --json --job-nodes 1000 --dir " + d +
+                 "/cq" + db,
+             with(with({"pits", "seeds", "bound", "proved", "moves", "ranks", "dir", "jobs",
+                        "lower", "upper"},
+                       position),
+                  figures)},
+            {"campaign --status --json --dir " + d + "/c" + db,
+             {"pits", "seeds", "rule", "dir", "jobs", "lower", "upper", "moves", "value",
+              "result"}},
+            {"bench --threads 1 --json", {"threads", "tt_budget_mib", "positions", "nodes",
+                                          "seconds", "nodes_per_second"}},
+        };
+        for (const Case& c : cases) {
+            CAPTURE(c.cmd);
+            const json j = parse_json(run_kalah(c.cmd));
+            check_schema(j, c.required);
+        }
+        // The finished game of show and query: nobody is to move.
+        CHECK(parse_json(run_kalah("show --position 0,0,0/0,0,1/5,6/A --json"))["to_move"] ==
+              "none");
+        std::filesystem::remove_all(d);
     }
 
     TEST_CASE("json: build-db and verify-db") {

@@ -5,7 +5,14 @@
  * Builds small databases with `kalah build-db` (4 pits, layers 0..14, both rules) in
  * WORK_DIR, plays a 16-move game of Kalah(4,3) and checks at every position the value, every
  * move's value and the best moves against `kalah query --json` run without a database
- * (an independent search). Then the error paths and a budget that runs out. */
+ * (an independent search). Then the error paths and a budget that runs out.
+ *
+ * usage: kalah_probe_test --game64 WORK_DIR
+ *
+ * Kalah(6,4) in both rules: the start and the position after each move of a 10-move game,
+ * as api/tests/game64_reference.py wrote them with `kalah query --json` (WORK_DIR/game64-<rule>
+ * .txt, over the layers in WORK_DIR/db): value, every move's value, the best moves, and that
+ * each position follows from the one before by one of its moves. */
 #define _POSIX_C_SOURCE 200809L
 
 #include <kalah/probe.h>
@@ -284,12 +291,131 @@ static void threads(const char* dir) {
   kalah_close(db);
 }
 
+/* One line of a game64 reference file: "<position> <value> <move>=<value>[*] ...". */
+static int parse_reference(char* line, query_result* q, char* position, size_t size) {
+  char* save = NULL;
+  char* tok = strtok_r(line, " \n", &save);
+  if (!tok || strlen(tok) >= size) return 0;
+  strcpy(position, tok);
+  tok = strtok_r(NULL, " \n", &save);
+  if (!tok) return 0;
+  q->value = (int)strtol(tok, NULL, 10);
+  q->count = 0;
+  while ((tok = strtok_r(NULL, " \n", &save)) != NULL) {
+    char* eq = strchr(tok, '=');
+    char* end;
+    if (!eq || q->count >= KALAH_MAX_PITS || eq - tok >= KALAH_MOVE_TEXT_SIZE) return 0;
+    memcpy(q->text[q->count], tok, (size_t)(eq - tok));
+    q->text[q->count][eq - tok] = '\0';
+    q->move_value[q->count] = (int)strtol(eq + 1, &end, 10);
+    q->best[q->count] = *end == '*';
+    ++q->count;
+  }
+  return 1;
+}
+
+/* Checks one game64 reference file through the API; returns the positions checked. */
+static int game64(const char* dir, const char* rule_name, kalah_rule rule, int known_start_value) {
+  char path[1200], line[1024], position[KALAH_POSITION_TEXT_SIZE], db_dir[1100];
+  char previous[KALAH_POSITION_TEXT_SIZE] = "";
+  kalah_position before, p;
+  kalah_db* db = NULL;
+  int checked = 0, searched = 0, from_db = 0;
+  FILE* f;
+  snprintf(path, sizeof path, "%s/game64-%s.txt", dir, rule_name);
+  snprintf(db_dir, sizeof db_dir, "%s/db", dir);
+  f = fopen(path, "r");
+  if (!f) {
+    fprintf(stderr, "cannot read %s\n", path);
+    ++failures;
+    return 0;
+  }
+  CHECK(kalah_open(db_dir, NULL, &db) == KALAH_OK);
+  while (db && fgets(line, sizeof line, f)) {
+    query_result q;
+    kalah_move_value mv[KALAH_MAX_PITS];
+    int count = 0, i, best[KALAH_MAX_PITS], nbest = 0, qbest = 0, j;
+    kalah_source source;
+    kalah_value v;
+    if (!parse_reference(line, &q, position, sizeof position)) {
+      fprintf(stderr, "%s: bad line %d\n", path, checked + 1);
+      ++failures;
+      break;
+    }
+    CHECK(kalah_position_from_text(position, &p) == KALAH_OK);
+    if (checked == 0) {
+      kalah_position start;
+      char text[KALAH_POSITION_TEXT_SIZE];
+      CHECK(kalah_start_position(6, 4, &start) == KALAH_OK);
+      CHECK(kalah_position_to_text(&start, text, sizeof text) == KALAH_OK);
+      CHECK(strcmp(text, position) == 0);
+    } else {
+      /* The position follows from the one before by one of its moves. */
+      int follows = 0;
+      for (i = 0; i < before.pits; ++i) {
+        kalah_position next;
+        char text[KALAH_POSITION_TEXT_SIZE];
+        if (kalah_play(&before, i, rule, &next, NULL) != KALAH_OK) continue;
+        CHECK(kalah_position_to_text(&next, text, sizeof text) == KALAH_OK);
+        if (strcmp(text, position) == 0) follows = 1;
+      }
+      if (!follows) fprintf(stderr, "%s does not follow from %s\n", position, previous);
+      CHECK(follows);
+    }
+    CHECK(kalah_value_of(db, &p, rule, NULL, &v) == KALAH_OK);
+    CHECK(v.value == q.value);
+    if (checked == 0) CHECK(v.value == known_start_value); /* reference-values.md */
+    if (v.source == KALAH_SOURCE_SEARCH) ++searched;
+    if (v.source == KALAH_SOURCE_DATABASE) ++from_db;
+    CHECK(kalah_move_values(db, &p, rule, NULL, mv, &count) == KALAH_OK);
+    CHECK(count == q.count);
+    for (i = 0; i < count; ++i) {
+      int found = 0;
+      for (j = 0; j < q.count; ++j)
+        if (strcmp(mv[i].text, q.text[j]) == 0) {
+          found = 1;
+          CHECK(mv[i].value.value == q.move_value[j]);
+        }
+      CHECK(found);
+    }
+    CHECK(kalah_best_moves(db, &p, rule, NULL, best, &nbest, &source) == KALAH_OK);
+    for (j = 0; j < q.count; ++j) qbest += q.best[j];
+    CHECK(nbest == qbest);
+    for (i = 0; i < nbest; ++i) {
+      int found = 0;
+      for (j = 0; j < q.count; ++j)
+        if (q.best[j] && q.text[j][1] - '1' == best[i]) found = 1;
+      CHECK(found);
+    }
+    before = p;
+    strcpy(previous, position);
+    ++checked;
+  }
+  fclose(f);
+  kalah_close(db);
+  CHECK(checked == 11); /* the start and 10 moves */
+  CHECK(searched > 0);  /* 48 seeds at the start: above the layers */
+  printf("%s: %d positions of Kalah(6,4) agree with kalah query (%d searched, %d from the "
+         "database)\n", rule_name, checked, searched, from_db);
+  return checked;
+}
+
 int main(int argc, char** argv) {
   char cmd[8192], dir[1024];
   kalah_db* db = NULL;
   if (argc != 3) {
-    fprintf(stderr, "usage: %s KALAH_BIN WORK_DIR\n", argv[0]);
+    fprintf(stderr, "usage: %s KALAH_BIN WORK_DIR | --game64 WORK_DIR\n", argv[0]);
     return 2;
+  }
+  if (strcmp(argv[1], "--game64") == 0) {
+    game64(argv[2], "standard", KALAH_RULE_STANDARD, 8);
+    game64(argv[2], "empty-capture", KALAH_RULE_EMPTY_CAPTURE, 10);
+    if (failures) {
+      fprintf(stderr, "%d checks failed\n", failures);
+      return 1;
+    }
+    printf("all checks passed\n");
+    return 0;
   }
   kalah_bin = argv[1];
   work_dir = argv[2];
