@@ -4,7 +4,7 @@
 One row of panels per rule. Left: each Kalah(m,n) start position's value (South's final
 margin under perfect play), blue for a South win, red for a loss, yellow for a draw, deeper
 with the margin; a tick marks a value equal to the published one, "≠" one that is not;
-"?" on grey is a cell not solved. Right: the effort of that solve, seconds on a log colour
+"?" on grey is a cell not solved (or the bounds its proof campaign proved, e.g. ">= +2 W"). Right: the effort of that solve, seconds on a log colour
 scale with the time and the node count written in the cell. The title carries the date,
 solver version and machine the CSV records.
 
@@ -109,7 +109,7 @@ def datablocks(rows):
     blocks, top = [], 1.0
     for rule in RULES:
         cells = {(int(r["pits"]), int(r["seeds"])): r for r in rows if r["rule"] == rule}
-        val, mark, eff, grey = [], [], [], []
+        val, mark, eff, grey, bnd = [], [], [], [], []
         for m in SIZE:
             for n in SIZE:
                 r = cells.get((m, n), {})
@@ -126,7 +126,8 @@ def datablocks(rows):
                 elif (r.get("lower") or "").strip():
                     # Unsolved, with the bounds a proof campaign proved.
                     text = bound_text(int(r["lower"]), int(r["upper"]), 2 * m * n)
-                    val.append(f'{n} {m} {UNSOLVED} {quoted(text)}')
+                    val.append(f'{n} {m} {UNSOLVED} ""')
+                    bnd.append(f'{n} {m} {quoted(text)}')
                 else:
                     val.append(f'{n} {m} {UNSOLVED} "?"')
                 if v != "" and secs:
@@ -141,11 +142,12 @@ def datablocks(rows):
                         text, note = f"{secs} s", "unfinished"
                     elif secs and (r.get("lower") or "").strip():
                         top = max(top, float(secs))
-                        text, note = fmt_seconds(float(secs)), "campaign, unfinished"
+                        text, note = fmt_seconds(float(secs)), "campaign"
                     else:
                         text, note = "not run", ""
                     grey.append(f"{n} {m} {UNSOLVED} {quoted(text)} {quoted(note)}")
-        for name, lines in (("val", val), ("mark", mark), ("eff", eff), ("grey", grey)):
+        for name, lines in (("val", val), ("mark", mark), ("eff", eff), ("grey", grey),
+                            ("bnd", bnd)):
             # gnuplot cannot plot an empty datablock: a point outside the view stands in.
             lines = lines or ['-9 -9 1 "" ""']
             blocks.append(f"${name}_{rule.replace('-', '_')} << EOD\n" + "\n".join(lines) + "\nEOD")
@@ -155,7 +157,7 @@ def datablocks(rows):
 def legend():
     """The value colours and marks, drawn once along the bottom of the picture."""
     items = [(blend(WIN, 0.8), "South (first player) wins"), (blend(LOSS, 0.8), "South loses"),
-             (DRAW, "draw"), (UNSOLVED, "? not solved")]
+             (DRAW, "draw"), (UNSOLVED, "? not solved (or the bounds a campaign proved)")]
     g, x = [], 0.05
     for i, (rgb, text) in enumerate(items):
         g.append(f"set object {100 + i} rect from screen {x}, screen 0.022 to screen {x + 0.018}, "
@@ -204,7 +206,8 @@ def script(rows, out):
         g += ["unset colorbox", f"set title \"{rule} rule: value (South's margin)\" font ',14'"]
         g.append(f"plot $val_{r} {cell} lc rgb variable, "
                  f"'' using 1:2:4 with labels font ',18', "
-                 f"$mark_{r} using 1:2:3 with labels font ',11'")
+                 f"$mark_{r} using 1:2:3 with labels font ',11', "
+                 f"$bnd_{r} using 1:2:3 with labels font ',11'")
         g += ["set colorbox",
               f"set title '{rule} rule: time to solve (nodes searched below)' font ',14'"]
         if i == len(RULES) - 1:
