@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "analysis/analysis.h"
+#include "analysis/json.h"
 #include "analysis/reports.h"
 #include "analysis/text.h"
 #include "db/database.h"
@@ -25,7 +26,7 @@ using namespace kalah::analysis;
 using Clock = std::chrono::steady_clock;
 
 std::string error_json(const std::string& message) {
-    return "{\"error\": " + json_string(message) + "}\n";
+    return analysis::json_line({{"error", message}});
 }
 
 namespace {
@@ -239,14 +240,15 @@ struct Api::Impl {
         } catch (const SearchStopped&) {
             if (cancel && cancel->load()) return client_gone();
             const double secs = std::chrono::duration<double>(Clock::now() - t0).count();
-            return reply(
-                200, "{\"position\": " + json_string(format_position(r.board)) + ", \"rule\": " +
-                         json_string(rule_name(r.rule)) + ", \"unknown\": true, \"reason\": " +
-                         json_string("not known within the budget of " +
-                                     std::to_string(config.budget_ms) + " ms") +
-                         ", \"budget_ms\": " + std::to_string(config.budget_ms) +
-                         ", \"nodes\": " + std::to_string(slot->solver->stats().nodes - nodes0) +
-                         ", \"seconds\": " + std::to_string(secs) + "}\n");
+            return reply(200, analysis::json_line(
+                                  {{"position", format_position(r.board)},
+                                   {"rule", rule_name(r.rule)},
+                                   {"unknown", true},
+                                   {"reason", "not known within the budget of " +
+                                                  std::to_string(config.budget_ms) + " ms"},
+                                   {"budget_ms", config.budget_ms},
+                                   {"nodes", slot->solver->stats().nodes - nodes0},
+                                   {"seconds", secs}}));
         }
     }
 
