@@ -30,8 +30,8 @@ namespace {
 namespace po = boost::program_options;
 using namespace kalah::campaign;
 
-// Default node budget of a job: 100 M nodes, tens of seconds at this project's 3-6 M
-// nodes a core-second, so that the journal's fsync per job costs nothing.
+// Default node budget of a job: 100 M nodes, tens of seconds of a core, so that the
+// journal's fsync per job costs nothing (results/campaign.md).
 constexpr uint64_t kDefaultJobNodes = 100'000'000;
 constexpr const char* kProgressCsv = "progress.csv";
 

@@ -219,7 +219,7 @@ namespace {
 // Layers 0..K built in memory when no database covers the board: only for searches of at
 // least kMemoryDbMinSeeds seeds (smaller ones are done before the layers would be), K at
 // most kMemoryDbGap seeds below the root and the layers at most kMemoryDbEntries positions
-// (m = 6: layers 0..17, 52 M positions, 7-8 s on 2 cores; results/db.md, "Layers built
+// (m = 6: layers 0..17, 52 M positions; the time they take: results/db.md, "Layers built
 // in memory when no database covers the board").
 constexpr int kMemoryDbMinSeeds = 44;
 constexpr int kMemoryDbGap = 20;
