@@ -255,8 +255,9 @@ def test_queue_and_budget(db):
                   and obj.get("position") == "6,6,6,6,6,6/6,6,6,6,6,6/0,0/A",
                   "the unknown answer names the position and the budget")
             # The solver checks its stop flag every 65 k nodes: milliseconds in a release
-            # build, up to a second under TSan.
-            check(obj.get("seconds", 99) < budget + 1.0,
+            # build, seconds under TSan on a loaded machine. Not a timing test: the bound
+            # only tells a search that stopped from one that ran on (to the client's 60 s).
+            check(obj.get("seconds", 99) < budget + 30.0,
                   "the search stopped at the budget (%.2f s of %.1f)" % (obj.get("seconds", 99), budget))
         check(max(r[3] for r in unknown) < 2 * budget + 3.0,
               "the queued request ran after the other, within its own budget (%.2f s)"
@@ -311,8 +312,14 @@ def test_hardening(db):
         # from another address is answered.
         conn = http.client.HTTPConnection("127.0.0.1", s.port, timeout=60)
         conn.request("GET", slow)
-        time.sleep(0.5)
-        status, obj, headers = s.get(covered)
+        # The slow request is in flight once the server has read it: ask until the second
+        # request meets it (a 429) or the tries run out (a slow sanitized build needs more
+        # than the first half second to register it).
+        for _ in range(40):
+            time.sleep(0.25)
+            status, obj, headers = s.get(covered)
+            if status == 429:
+                break
         check(status == 429 and "too many" in obj.get("error", "") and headers.get("Retry-After"),
               "a second request of one client in flight: 429 (%d %s)" % (status, obj))
         other = http.client.HTTPConnection("127.0.0.1", s.port, timeout=10,
