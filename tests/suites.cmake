@@ -73,7 +73,7 @@ if(KALAH_SERVE)
   # And the suppressions of tests/tsan-httplib.supp (an uninstrumented library).
   if(KALAH_SANITIZE STREQUAL "thread")
     set_tests_properties(serve-api PROPERTIES ENVIRONMENT
-      "OMP_NUM_THREADS=1;TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1:suppressions=${PROJECT_SOURCE_DIR}/tests/tsan-httplib.supp")
+      "OMP_NUM_THREADS=1;TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1:suppressions=${PROJECT_SOURCE_DIR}/tests/tsan-httplib.supp;KALAH_SERVE_TEST_TSAN=1")
   endif()
   # A mapped twin truncated under the server: that layer's positions get the documented
   # 500, every other position is still answered.
