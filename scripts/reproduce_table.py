@@ -159,11 +159,9 @@ def main():
                 os.path.join(args.deep_db, f"kalah-m{m}-{rule}-s0.kdb"))
             solves = any(args.budget_66 if (m, n) == (6, 6) else args.budget
                          for n in range(1, 7) if not only_cells or (m, n) in only_cells)
-            if not solves:
-                pass
-            elif deep and not args.no_db:
+            if solves and deep and not args.no_db:
                 db_args, db_size = ["--db", args.deep_db], ""
-            elif not args.no_db:
+            elif solves and not args.no_db:
                 k = db_seeds(m)
                 t0 = time.time()
                 b = run([args.kalah, "build-db", "--pits", str(m), "--rule", rule,

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
-"""Load test of `kalah serve`: issue 33's targets on loopback (not in ctest yet: see
-results/serve.md, "Robustness").
+"""Load test of `kalah serve` on loopback: a covered query's latency under attack (not in
+ctest yet: see results/serve.md, "Robustness").
 
 With the server's default options (and a small database, a 2 s budget), during each attack
 a database-covered query, asked over and over from its own address, answers in < 1 s at
