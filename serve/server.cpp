@@ -320,6 +320,13 @@ void Api::open_databases() {
                   << " (kalah build-db makes one); every position is searched\n";
 }
 
+bool Api::streams(const std::string&) { return false; }
+
+ApiReply Api::stream(const std::string& name, const std::multimap<std::string, std::string>&,
+                     const std::atomic<bool>*, const Emit&) {
+    return reply(404, error_json("no such stream: /api/v1/" + name.substr(0, 40)));
+}
+
 ApiReply Api::get(const std::string& name, const std::multimap<std::string, std::string>& params,
                   const std::atomic<bool>* cancel) {
     // Bad input gets its one-line message; anything else is the server's problem, logged

@@ -13,6 +13,7 @@
 
 #include <atomic>
 #include <cstddef>
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
@@ -51,6 +52,16 @@ class Api {
     // and answers 499 (client gone), a body nobody reads.
     ApiReply get(const std::string& name, const std::multimap<std::string, std::string>& params,
                  const std::atomic<bool>* cancel = nullptr);
+    // Streams (GET /api/v1/<name> where streams(name)): the answer is a sequence of JSON
+    // objects, each handed to `emit` as soon as it is known (the HTTP front end sends each
+    // as one server-sent event, `data: <object>`). A request refused before its first
+    // event (a bad parameter, a full queue, no such stream) returns that status and JSON
+    // body and emits nothing; otherwise it returns {200, ""} after its last event. `emit`
+    // returns false once the client is gone: the request then stops, as with `cancel`.
+    using Emit = std::function<bool(const std::string& json_object)>;
+    static bool streams(const std::string& name);
+    ApiReply stream(const std::string& name, const std::multimap<std::string, std::string>& params,
+                    const std::atomic<bool>* cancel, const Emit& emit);
     // Opens the databases of --db for every m and rule now (one line each on stderr), so
     // that no request waits for a database to load. A damaged or unreadable layer file is
     // db::FormatError, as in every command (db/open.h): the server does not start.
