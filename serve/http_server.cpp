@@ -314,7 +314,7 @@ struct Connection : std::enable_shared_from_this<Connection> {
         // Step 1. The request line, before the parser sees it: its own cap (414).
         const size_t eol = in.find("\r\n");
         if ((eol == std::string::npos ? in.size() : eol) > o.max_request_line)
-            return refuse(HttpRequest{}, 414,
+            return refuse(unparsed(), 414,
                           "request line longer than " + std::to_string(o.max_request_line) +
                               " bytes");
         if (eol == std::string::npos) return;
@@ -327,9 +327,9 @@ struct Connection : std::enable_shared_from_this<Connection> {
         const size_t used = parser.put(asio::buffer(in), ec);
         if (ec == http::error::need_more) return;
         if (ec == http::error::header_limit)
-            return refuse(HttpRequest{}, 431,
+            return refuse(unparsed(), 431,
                           "request head longer than " + std::to_string(o.max_head) + " bytes");
-        if (ec || !parser.is_header_done()) return refuse(HttpRequest{}, 400, "malformed request");
+        if (ec || !parser.is_header_done()) return refuse(unparsed(), 400, "malformed request");
         in.erase(0, used);
         const auto& msg = parser.get();
         HttpRequest req;
@@ -392,6 +392,18 @@ struct Connection : std::enable_shared_from_this<Connection> {
         if (length) h += "Content-Length: " + std::to_string(*length) + "\r\n";
         if (close_after) h += "Connection: close\r\n";
         return h + "\r\n";
+    }
+
+    // What the log names of a request refused before it parsed: the request line's first
+    // two words as sent.
+    HttpRequest unparsed() const {
+        HttpRequest r;
+        const std::string line = in.substr(0, std::min(in.find("\r\n"), size_t(256)));
+        const size_t sp = line.find(' ');
+        r.method = line.substr(0, std::min(sp, size_t(16)));
+        if (sp != std::string::npos) r.path = line.substr(sp + 1, line.find(' ', sp + 1) - sp - 1);
+        r.remote_address = address;
+        return r;
     }
 
     // The server's own refusal: the answer, then the connection closes.
