@@ -1,23 +1,21 @@
-// `kalah serve`: the web analysis board. cpp-httplib serves the embedded page (web/) and
-// the GET-only JSON API of serve/server.h; everything else is refused. What Debian's
-// cpp-httplib (0.11, a compiled library) lets us bound is bounded here; what it does not
-// (connections per address, header count, a deadline per request phase) is listed in
-// results/serve.md, "Robustness".
-#include <httplib.h>
-#include <netinet/in.h>
+// `kalah serve`: the web analysis board. The HTTP front end of serve/http_server.h serves
+// the embedded page (web/) and the GET-only JSON API of serve/server.h; everything else is
+// refused. The caps and deadlines, and why: results/serve.md, "Robustness".
 #include <pthread.h>
 #include <signal.h>
-#include <sys/socket.h>
+#include <sys/resource.h>
 
 #include <atomic>
 #include <iostream>
 #include <map>
 #include <mutex>
+#include <regex>
 #include <thread>
 
+#include "analysis/json.h"
 #include "cli/command.h"
 #include "cli/options.h"
-#include "serve/client_watch.h"
+#include "serve/http_server.h"
 #include "serve/server.h"
 #include "serve/web_assets.h"
 
@@ -25,30 +23,6 @@ namespace kalah::cli {
 using namespace kalah::serve;
 namespace {
 namespace po = boost::program_options;
-
-// Largest request body accepted (a GET has none; see README, "Web API").
-constexpr size_t kMaxBodyBytes = 1024;
-// Most request headers a browser sends is about 20; more is not a browser.
-constexpr size_t kMaxHeaders = 64;
-// Connections the kernel holds for accept() (see run(), the backlog).
-constexpr int kListenBacklog = 1024;
-
-// A request's path as logged: control characters and bytes past ASCII as \xHH, so that a
-// path with %0A cannot forge a line of the log; at most 200 characters.
-std::string log_safe(const std::string& text) {
-    static const char* hex = "0123456789abcdef";
-    std::string out;
-    for (unsigned char c : text.substr(0, 200)) {
-        if (c >= 0x20 && c < 0x7f && c != '\\') {
-            out += char(c);
-        } else {
-            out += "\\x";
-            out += hex[c >> 4];
-            out += hex[c & 15];
-        }
-    }
-    return text.size() > 200 ? out + "..." : out;
-}
 
 int checked_int(const po::variables_map& vm, const char* name, int lo, int hi) {
     const int v = vm[name].as<int>();
@@ -61,6 +35,126 @@ int checked_int(const po::variables_map& vm, const char* name, int lo, int hi) {
 bool loopback(const std::string& host) {
     return host == "127.0.0.1" || host == "::1" || host == "localhost" ||
            host.rfind("127.", 0) == 0;
+}
+
+HttpResponse json_response(int status, std::string body) {
+    HttpResponse r;
+    r.status = status;
+    r.body = std::move(body);
+    r.headers.emplace_back("Cache-Control", "no-store");
+    return r;
+}
+
+// The page's files, whole or one byte range (206); several ranges or one past the end:
+// 416 (many overlapping ranges would multiply the answer).
+HttpResponse asset(const HttpRequest& req, const char* body, const char* type) {
+    HttpResponse r;
+    r.content_type = type;
+    r.body = body;
+    const std::string* range = req.header("Range");
+    if (!range) return r;
+    const auto span = single_range(*range, r.body.size());
+    if (!span) {
+        HttpResponse refused = json_response(416, error_json(range->find(',') != std::string::npos
+                                                                 ? "at most one range"
+                                                                 : "range not satisfiable"));
+        refused.headers.emplace_back("Content-Range", "bytes */" + std::to_string(r.body.size()));
+        refused.close = true;
+        return refused;
+    }
+    r.status = 206;
+    r.headers.emplace_back("Content-Range", "bytes " + std::to_string(span->first) + "-" +
+                                                std::to_string(span->second) + "/" +
+                                                std::to_string(r.body.size()));
+    r.body = r.body.substr(span->first, span->second - span->first + 1);
+    return r;
+}
+
+// The API's requests in flight per client address (--per-client): one client cannot take
+// every solver and queue place.
+class PerClient {
+  public:
+    explicit PerClient(int cap) : cap_(cap) {}
+    bool enter(const std::string& addr) {
+        std::lock_guard<std::mutex> lock(mu_);
+        if (counts_[addr] >= cap_) return false;
+        ++counts_[addr];
+        return true;
+    }
+    void leave(const std::string& addr) {
+        std::lock_guard<std::mutex> lock(mu_);
+        if (--counts_[addr] == 0) counts_.erase(addr);
+    }
+
+  private:
+    int cap_;
+    std::mutex mu_;
+    std::map<std::string, int> counts_;
+};
+
+// Every request of the server: the page's files and /api/v1/<name>.
+HttpResponse answer(const HttpRequest& req, HttpCall& call, Api& api, PerClient& per_client,
+                    int per_client_cap) {
+    static const std::regex api_path("/api/v1/([a-z]{1,16})");
+    if (req.path.rfind("/api/", 0) == 0) {
+        // A cut JSON object is no answer.
+        if (req.header("Range")) {
+            HttpResponse r = json_response(416, error_json("no Range on the API"));
+            r.close = true;
+            return r;
+        }
+        std::smatch m;
+        if (!std::regex_match(req.path, m, api_path)) return json_response(404, error_json("not found"));
+        const std::string name = m[1];
+        // What the server holds now, outside --per-client: a client can see its own
+        // request in flight (the API test waits on it).
+        if (name == "load") {
+            const Api::Load l = api.load();
+            return json_response(200, analysis::json_line({{"searching", l.searching},
+                                                           {"waiting", l.waiting}}));
+        }
+        if (!per_client.enter(req.remote_address)) {
+            HttpResponse r = json_response(
+                429, error_json("too many requests from " + req.remote_address + " at once (" +
+                                std::to_string(per_client_cap) +
+                                " running or waiting); try again later"));
+            r.headers.emplace_back("Retry-After", "1");
+            return r;
+        }
+        struct Leave {
+            PerClient& p;
+            const std::string& addr;
+            ~Leave() { p.leave(addr); }
+        } leave{per_client, req.remote_address};
+        ApiReply reply;
+        if (Api::streams(name))
+            reply = api.stream(name, req.params, &call.cancelled(),
+                               [&call](const std::string& object) { return call.emit(object); });
+        else
+            reply = api.get(name, req.params, &call.cancelled());
+        HttpResponse r = json_response(reply.status, std::move(reply.body));
+        if (reply.status == 503) r.headers.emplace_back("Retry-After", "1");
+        return r;
+    }
+    if (req.path == "/") return asset(req, web::kIndexHtml, "text/html; charset=utf-8");
+    if (req.path == "/app.js") return asset(req, web::kAppJs, "text/javascript; charset=utf-8");
+    if (req.path == "/style.css") return asset(req, web::kStyleCss, "text/css; charset=utf-8");
+    return json_response(404, error_json("not found"));
+}
+
+// Each connection is a descriptor: the soft limit is raised as far as the connection cap
+// needs (plus room for the databases' files), or the options are refused.
+void ensure_descriptors(int max_connections) {
+    const rlim_t need = rlim_t(max_connections) + 256;
+    rlimit lim{};
+    if (getrlimit(RLIMIT_NOFILE, &lim) != 0 || lim.rlim_cur >= need) return;
+    if (lim.rlim_max != RLIM_INFINITY && lim.rlim_max < need)
+        throw InputError("--max-connections " + std::to_string(max_connections) +
+                         " needs " + std::to_string(need) + " open files; this process may have " +
+                         std::to_string(lim.rlim_max) + " (ulimit -n)");
+    lim.rlim_cur = need;
+    if (setrlimit(RLIMIT_NOFILE, &lim) != 0)
+        throw InputError("cannot raise the open-file limit to " + std::to_string(need));
 }
 
 int run(const std::vector<std::string>& args) {
@@ -79,9 +173,19 @@ int run(const std::vector<std::string>& args) {
          "requests that may wait for a solver; past them the answer is 503 (solvers + "
          "queue must leave HTTP threads free for the other requests)")
         ("http-threads", po::value<int>()->default_value(64),
-         "threads answering HTTP requests (each open connection holds one)")
+         "threads answering requests (each request being answered holds one; open "
+         "connections do not)")
         ("per-client", po::value<int>()->default_value(2),
-         "API requests one address may have running or waiting at once; past them 429");
+         "API requests one address may have running or waiting at once; past them 429")
+        ("max-connections", po::value<int>()->default_value(512),
+         "open connections in total; past them a new one is closed at once")
+        ("max-connections-per-client", po::value<int>()->default_value(32),
+         "open connections from one address; past them a new one is closed at once")
+        ("header-timeout-ms", po::value<int>()->default_value(5000),
+         "a request's head (request line and headers) must arrive within this of its first "
+         "byte, or the connection is closed")
+        ("idle-timeout-ms", po::value<int>()->default_value(5000),
+         "an idle keep-alive connection is closed after this");
     // clang-format on
     add_tt_option(opts, 256);
     add_threads_option(opts, 1);
@@ -97,20 +201,26 @@ int run(const std::vector<std::string>& args) {
     c.solvers = checked_int(vm, "solvers", 1, 64);
     c.queue = checked_int(vm, "queue", 0, 10000);
     c.budget_ms = checked_int(vm, "budget-ms", 1, 3600 * 1000);
-    const int http_threads = checked_int(vm, "http-threads", 1, 256);
-    // Each searching or waiting request holds an HTTP thread: with as many threads as
-    // solvers + queue the queue could never fill, so no 503, and nothing else answered.
-    if (c.solvers + c.queue + 2 > http_threads)
+    HttpOptions http;
+    http.workers = checked_int(vm, "http-threads", 1, 256);
+    // Each searching or waiting request holds a worker: with as many workers as solvers +
+    // queue the queue could never fill, so no 503, and nothing else answered.
+    if (c.solvers + c.queue + 2 > http.workers)
         throw InputError("--solvers + --queue (" + std::to_string(c.solvers + c.queue) +
-                         ") must leave at least 2 of the " + std::to_string(http_threads) +
+                         ") must leave at least 2 of the " + std::to_string(http.workers) +
                          " --http-threads free for the page and the database's answers");
-    const int per_client = checked_int(vm, "per-client", 1, 256);
+    const int per_client_cap = checked_int(vm, "per-client", 1, 256);
+    http.max_connections = checked_int(vm, "max-connections", 1, 100000);
+    http.max_connections_per_address = checked_int(vm, "max-connections-per-client", 1, 100000);
+    http.head_timeout = std::chrono::milliseconds(checked_int(vm, "header-timeout-ms", 1, 600000));
+    http.idle_timeout = std::chrono::milliseconds(checked_int(vm, "idle-timeout-ms", 1, 600000));
     const int port = checked_int(vm, "port", 0, 65535);
     const std::string host = vm["bind"].as<std::string>();
     if (vm.count("db")) c.db_dir = vm["db"].as<std::string>();
     c.db_memory_bytes = static_cast<size_t>(db_memory_gib(vm) * double(1ull << 30));
     c.db_layout = db_layout(vm);
     const bool log = !vm.count("quiet");
+    ensure_descriptors(http.max_connections);
 
     // SIGINT and SIGTERM are taken by one thread (sigwait) that stops the server cleanly;
     // blocked here, before any thread starts, so that no other thread receives them.
@@ -122,150 +232,34 @@ int run(const std::vector<std::string>& args) {
 
     Api api(c);
     api.open_databases();
-    ClientWatch watch;
-    // API requests in flight per client address (--per-client): one client cannot take
-    // every solver and queue place.
-    std::mutex in_flight_mu;
-    std::map<std::string, int> in_flight;
-    httplib::Server svr;
-    svr.new_task_queue = [http_threads] { return new httplib::ThreadPool(http_threads); };
-    svr.set_payload_max_length(kMaxBodyBytes);
-    // Small JSON answers: without TCP_NODELAY each waits for the client's delayed ACK
-    // (40 ms on Linux); a page asks many in a row on one connection.
-    svr.set_tcp_nodelay(true);
-    svr.set_keep_alive_max_count(1000);
-    // An idle keep-alive connection holds a thread: it is closed after 2 s of silence.
-    svr.set_keep_alive_timeout(2);
-    svr.set_read_timeout(2);
-    svr.set_write_timeout(5);
-    // httplib's default options add SO_REUSEPORT, with which a second server on the same
-    // port starts and takes half the connections; SO_REUSEADDR alone lets a restart bind
-    // at once past TIME_WAIT, and a taken port is an error.
-    socket_t listen_fd = -1;
-    svr.set_socket_options([&listen_fd](socket_t sock) {
-        int yes = 1;
-        setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof(yes));
-        listen_fd = sock;
-    });
+    PerClient per_client(per_client_cap);
     // The page loads only what this server serves (no other origin, no inline code).
-    svr.set_default_headers({{"Content-Security-Policy",
-                              "default-src 'self'; base-uri 'none'; form-action 'none'; "
-                              "frame-ancestors 'none'"},
-                             {"X-Content-Type-Options", "nosniff"},
-                             {"Referrer-Policy", "no-referrer"}});
-    auto asset = [](const char* body, const char* type) {
-        return [body, type](const httplib::Request&, httplib::Response& res) {
-            res.set_content(body, type);
-        };
+    http.default_headers = {{"Content-Security-Policy",
+                             "default-src 'self'; base-uri 'none'; form-action 'none'; "
+                             "frame-ancestors 'none'"},
+                            {"X-Content-Type-Options", "nosniff"},
+                            {"Referrer-Policy", "no-referrer"}};
+    http.error_body = error_json;
+    http.on_error = [](const HttpRequest& req, const std::string& what) {
+        std::cerr << "kalah serve: error: " + log_safe(req.path) + ": " + what + "\n" << std::flush;
     };
-    svr.Get("/", asset(web::kIndexHtml, "text/html; charset=utf-8"));
-    svr.Get("/app.js", asset(web::kAppJs, "text/javascript; charset=utf-8"));
-    svr.Get("/style.css", asset(web::kStyleCss, "text/css; charset=utf-8"));
-    svr.Get(
-        R"(/api/v1/([a-z]{1,16}))", [&](const httplib::Request& req, httplib::Response& res) {
-            res.set_header("Cache-Control", "no-store");
-            {
-                std::lock_guard<std::mutex> lock(in_flight_mu);
-                if (in_flight[req.remote_addr] >= per_client) {
-                    res.status = 429;
-                    res.set_header("Retry-After", "1");
-                    res.set_content(error_json("too many requests from " + req.remote_addr +
-                                               " at once (" + std::to_string(per_client) +
-                                               " running or waiting); try again later"),
-                                    "application/json");
-                    return;
-                }
-                ++in_flight[req.remote_addr];
-            }
-            struct Leave {
-                std::mutex& mu;
-                std::map<std::string, int>& counts;
-                const std::string& addr;
-                ~Leave() {
-                    std::lock_guard<std::mutex> lock(mu);
-                    if (--counts[addr] == 0) counts.erase(addr);
-                }
-            } leave{in_flight_mu, in_flight, req.remote_addr};
-            std::multimap<std::string, std::string> params(req.params.begin(), req.params.end());
-            // A search stops when its client goes away (serve/client_watch.h).
-            ClientWatch::Guard gone(
-                watch, find_connection_fd(req.remote_addr, req.remote_port, req.local_port));
-            ApiReply r = api.get(req.matches[1], params, gone.gone());
-            res.status = r.status;
-            if (r.status == 503) res.set_header("Retry-After", "1");
-            res.set_content(r.body, "application/json");
-        });
-    // GET only: every other method on any path is 405, before its body is read. Then the
-    // caps: header count; no Range on the API (a cut JSON object is no answer), at most
-    // one range on the page's files (many overlapping ranges multiply the answer).
-    svr.set_pre_routing_handler([](const httplib::Request& req, httplib::Response& res) {
-        auto refuse = [&res](int status, const std::string& why) {
-            res.status = status;
-            res.set_header("Connection", "close");
-            res.set_content(error_json(why), "application/json");
-            return httplib::Server::HandlerResponse::Handled;
-        };
-        if (req.method != "GET" && req.method != "HEAD") {
-            res.set_header("Allow", "GET, HEAD");
-            return refuse(405, "method not allowed: GET only");
-        }
-        if (req.headers.size() > kMaxHeaders)
-            return refuse(431, "more than " + std::to_string(kMaxHeaders) + " request headers");
-        if (req.has_header("Range")) {
-            if (req.path.rfind("/api/", 0) == 0) return refuse(416, "no Range on the API");
-            if (req.ranges.size() > 1) return refuse(416, "at most one range");
-        }
-        return httplib::Server::HandlerResponse::Unhandled;
-    });
-    // Errors that no handler answered (404, and httplib's own 400/413/414) get a JSON body.
-    svr.set_error_handler(httplib::Server::HandlerWithResponse([](const httplib::Request&,
-                                                                  httplib::Response& res) {
-        if (!res.body.empty()) return httplib::Server::HandlerResponse::Unhandled;
-        res.set_content(
-            error_json(res.status == 404 ? "not found"
-                                         : "bad request (HTTP " + std::to_string(res.status) + ")"),
-            "application/json");
-        return httplib::Server::HandlerResponse::Handled;
-    }));
-    svr.set_exception_handler(
-        [](const httplib::Request& req, httplib::Response& res, std::exception_ptr ep) {
-            try {
-                std::rethrow_exception(ep);
-            } catch (const std::exception& e) {
-                std::cerr << "kalah serve: error: " << log_safe(req.path) << ": " << e.what()
-                          << "\n";
-            } catch (...) {
-                std::cerr << "kalah serve: error: " << log_safe(req.path) << "\n";
-            }
-            res.status = 500;
-            res.set_content(error_json("internal error"), "application/json");
-        });
     if (log)
-        svr.set_logger([](const httplib::Request& req, const httplib::Response& res) {
+        http.log = [](const HttpRequest& req, int status) {
             // One write a line, so that the lines of concurrent requests do not interleave.
-            const std::string line = "kalah serve: " + log_safe(req.method) + " " +
-                                     log_safe(req.path) + " " + std::to_string(res.status) + "\n";
-            std::cerr << line << std::flush;
-        });
-
-    int bound = port;
-    if (port == 0) {
-        bound = svr.bind_to_any_port(host);
-        if (bound <= 0) bound = -1;
-    } else if (!svr.bind_to_port(host, port)) {
-        bound = -1;
-    }
-    if (bound < 0) {
-        std::cerr << "kalah serve: error: cannot listen on " << host << " port " << port
-                  << " (in use, or not an address of this machine)\n";
+            std::cerr << "kalah serve: " + log_safe(req.method) + " " + log_safe(req.path) + " " +
+                             std::to_string(status) + "\n"
+                      << std::flush;
+        };
+    HttpServer server(http, [&](const HttpRequest& req, HttpCall& call) {
+        return answer(req, call, api, per_client, per_client_cap);
+    });
+    int bound = 0;
+    try {
+        bound = server.listen(host, port);
+    } catch (const std::runtime_error& e) {
+        std::cerr << "kalah serve: error: " << e.what() << "\n";
         return 1;
     }
-    // httplib listens with a backlog of 5: past 5 connections not yet accepted, a new
-    // client's SYN is dropped and it waits 1 s, then 3 s, to try again, so a burst of
-    // clients delays everyone by seconds. Listening again on the bound socket raises it
-    // (Linux; capped by net.core.somaxconn).
-    if (listen_fd >= 0 && listen(listen_fd, kListenBacklog) != 0)
-        std::cerr << "kalah serve: warning: could not raise the listen backlog\n";
     if (!loopback(host))
         std::cerr << "kalah serve: warning: listening on " << host
                   << ": other machines can reach this server\n";
@@ -278,10 +272,10 @@ int run(const std::vector<std::string>& args) {
         sigwait(&stop_signals, &sig);
         signalled = true;
         api.stop_all();
-        svr.stop();
+        server.stop();
     });
-    svr.listen_after_bind();
-    // Not stopped by a signal (the listener failed): wake the stopper with one of its own.
+    server.run();
+    // Stopped without a signal (cannot happen today): wake the stopper with one of its own.
     if (!signalled) pthread_kill(stopper.native_handle(), SIGTERM);
     stopper.join();
     std::cerr << "kalah serve: stopped\n";

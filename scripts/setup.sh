@@ -24,7 +24,7 @@ for arg in "$@"; do
 done
 
 packages=(g++ cmake make pkg-config libboost-program-options-dev libzstd-dev doctest-dev
-          libbenchmark-dev nlohmann-json3-dev libcpp-httplib-dev python3
+          libbenchmark-dev nlohmann-json3-dev libboost-dev python3
           pybind11-dev python3-dev)
 if [ $with_tests -eq 1 ]; then
     packages+=(chromium chromium-driver python3-selenium libopenmpi-dev openmpi-bin)

@@ -1,5 +1,5 @@
 // The web API of `kalah serve`, apart from HTTP: a GET of /api/v1/<name> with its query
-// parameters in, a status and a JSON body out. cli/cmd_serve.cpp puts it behind cpp-httplib.
+// parameters in, a status and a JSON body out. cli/cmd_serve.cpp puts it behind serve/http_server.h.
 //
 // Safety: parameters are checked strictly by the server's own parser (serve/params.h:
 // known names only, once each, printable ASCII, length caps) before anything runs; searches run on a fixed number of solvers apart from

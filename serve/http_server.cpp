@@ -1,0 +1,624 @@
+// The HTTP/1.1 front end of `kalah serve` (serve/http_server.h): the io thread's
+// connection state machine, the worker pool and the stream writer.
+#include "serve/http_server.h"
+
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <sys/socket.h>
+
+#include <boost/asio.hpp>
+#include <boost/beast/http.hpp>
+#include <condition_variable>
+#include <deque>
+#include <mutex>
+#include <set>
+#include <stdexcept>
+#include <thread>
+
+namespace kalah::serve {
+namespace asio = boost::asio;
+namespace http = boost::beast::http;
+using tcp = asio::ip::tcp;
+using Clock = std::chrono::steady_clock;
+
+namespace {
+
+// How long a connection closed by the server keeps reading (and dropping) what its
+// client still sends, so that the client reads the answer instead of a reset.
+constexpr std::chrono::milliseconds kLinger{1000};
+// Bytes read per read; and the most the io thread buffers ahead of the request it answers
+// (pipelined requests): past it, reading pauses until the answer is written.
+constexpr size_t kReadChunk = 4096;
+
+bool iequals(std::string_view a, std::string_view b) {
+    if (a.size() != b.size()) return false;
+    for (size_t i = 0; i < a.size(); ++i)
+        if (std::tolower(static_cast<unsigned char>(a[i])) !=
+            std::tolower(static_cast<unsigned char>(b[i])))
+            return false;
+    return true;
+}
+
+int hex_digit(char c) {
+    if (c >= '0' && c <= '9') return c - '0';
+    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+    if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+    return -1;
+}
+
+// %XX decoded (a malformed escape stays as it is); in a query string '+' is a space.
+std::string percent_decode(std::string_view s, bool query) {
+    std::string out;
+    out.reserve(s.size());
+    for (size_t i = 0; i < s.size(); ++i) {
+        if (s[i] == '%' && i + 2 < s.size()) {
+            const int hi = hex_digit(s[i + 1]), lo = hex_digit(s[i + 2]);
+            if (hi >= 0 && lo >= 0) {
+                out += char(hi * 16 + lo);
+                i += 2;
+                continue;
+            }
+        }
+        out += (query && s[i] == '+') ? ' ' : s[i];
+    }
+    return out;
+}
+
+void split_target(const std::string& target, HttpRequest& req) {
+    const size_t q = target.find('?');
+    req.path = percent_decode(std::string_view(target).substr(0, q), false);
+    if (q == std::string::npos) return;
+    std::string_view rest = std::string_view(target).substr(q + 1);
+    const size_t hash = rest.find('#');
+    if (hash != std::string_view::npos) rest = rest.substr(0, hash);
+    while (!rest.empty()) {
+        const size_t amp = rest.find('&');
+        const std::string_view pair = rest.substr(0, amp);
+        rest = amp == std::string_view::npos ? std::string_view() : rest.substr(amp + 1);
+        if (pair.empty()) continue;
+        const size_t eq = pair.find('=');
+        req.params.emplace(percent_decode(pair.substr(0, eq), true),
+                           eq == std::string_view::npos ? std::string()
+                                                        : percent_decode(pair.substr(eq + 1), true));
+    }
+}
+
+std::string reason(int status) {
+    const auto r = http::obsolete_reason(static_cast<http::status>(status));
+    return r.empty() ? "Unknown" : std::string(r);
+}
+
+// A fixed set of threads taking jobs in order. Bounded by its users: each connection has
+// at most one request on it.
+class WorkerPool {
+  public:
+    explicit WorkerPool(int n) {
+        for (int i = 0; i < n; ++i) threads_.emplace_back([this] { work(); });
+    }
+    ~WorkerPool() { join(); }
+    void push(std::function<void()> job) {
+        {
+            std::lock_guard<std::mutex> lock(mu_);
+            jobs_.push_back(std::move(job));
+        }
+        wake_.notify_one();
+    }
+    // Runs what is queued, then ends the threads.
+    void join() {
+        {
+            std::lock_guard<std::mutex> lock(mu_);
+            stop_ = true;
+        }
+        wake_.notify_all();
+        for (auto& t : threads_)
+            if (t.joinable()) t.join();
+    }
+
+  private:
+    void work() {
+        for (;;) {
+            std::function<void()> job;
+            {
+                std::unique_lock<std::mutex> lock(mu_);
+                wake_.wait(lock, [&] { return stop_ || !jobs_.empty(); });
+                if (jobs_.empty()) return;
+                job = std::move(jobs_.front());
+                jobs_.pop_front();
+            }
+            job();
+        }
+    }
+    std::mutex mu_;
+    std::condition_variable wake_;
+    std::deque<std::function<void()>> jobs_;
+    bool stop_ = false;
+    std::vector<std::thread> threads_;
+};
+
+}  // namespace
+
+const std::string* HttpRequest::header(std::string_view name) const {
+    for (const auto& [k, v] : headers)
+        if (iequals(k, name)) return &v;
+    return nullptr;
+}
+
+std::string log_safe(const std::string& text) {
+    static const char* hex = "0123456789abcdef";
+    std::string out;
+    for (unsigned char c : text.substr(0, 200)) {
+        if (c >= 0x20 && c < 0x7f && c != '\\') {
+            out += char(c);
+        } else {
+            out += "\\x";
+            out += hex[c >> 4];
+            out += hex[c & 15];
+        }
+    }
+    return text.size() > 200 ? out + "..." : out;
+}
+
+std::optional<std::pair<size_t, size_t>> single_range(const std::string& value, size_t size) {
+    if (value.rfind("bytes=", 0) != 0 || size == 0) return std::nullopt;
+    const std::string spec = value.substr(6);
+    const size_t dash = spec.find('-');
+    if (dash == std::string::npos || spec.find_first_not_of("0123456789-") != std::string::npos ||
+        spec.find('-', dash + 1) != std::string::npos)
+        return std::nullopt;
+    const std::string a = spec.substr(0, dash), b = spec.substr(dash + 1);
+    if ((a.empty() && b.empty()) || a.size() > 18 || b.size() > 18) return std::nullopt;
+    if (a.empty()) {  // the last n bytes
+        const size_t n = std::stoull(b);
+        if (n == 0) return std::nullopt;
+        return std::make_pair(n >= size ? 0 : size - n, size - 1);
+    }
+    const size_t first = std::stoull(a);
+    size_t last = b.empty() ? size - 1 : std::stoull(b);
+    if (first >= size || last < first) return std::nullopt;
+    if (last >= size) last = size - 1;
+    return std::make_pair(first, last);
+}
+
+struct Connection;
+
+// One request on a worker: what the handler sees, its cancel flag and the stream's
+// hand-over to the io thread.
+struct Job : HttpCall, std::enable_shared_from_this<Job> {
+    HttpRequest request;
+    bool keep_alive = true;
+    std::atomic<bool> cancel{false};
+    std::shared_ptr<Connection> conn;  // touched on the io thread only
+    asio::executor_work_guard<asio::io_context::executor_type> work;
+    asio::io_context& io;
+    // The stream (worker side): started once the first event's head is sent.
+    bool stream_started = false;
+    std::mutex mu;
+    std::condition_variable written;
+    enum class Emit { Idle, Pending, Ok, Failed } emit_state = Emit::Idle;
+
+    Job(asio::io_context& io_context)
+        : work(asio::make_work_guard(io_context)), io(io_context) {}
+    const std::atomic<bool>& cancelled() const override { return cancel; }
+    bool emit(const std::string& event) override;
+};
+
+struct HttpServer::Impl : std::enable_shared_from_this<HttpServer::Impl> {
+    HttpOptions opt;
+    HttpHandler handler;
+    asio::io_context io{1};
+    tcp::acceptor acceptor{io};
+    asio::steady_timer accept_retry{io};
+    std::unique_ptr<WorkerPool> pool;
+    std::set<Connection*> open;                 // io thread
+    std::map<std::string, int> per_address;     // io thread
+    std::atomic<int> count{0};
+    bool stopping = false;  // io thread
+
+    Impl(HttpOptions o, HttpHandler h) : opt(std::move(o)), handler(std::move(h)) {
+        if (!opt.error_body) opt.error_body = [](const std::string& m) {
+            return "{\"error\":\"" + log_safe(m) + "\"}";
+        };
+    }
+    void accept();
+    void do_stop();
+};
+
+// A client connection, driven by the io thread (see serve/http_server.h for its life).
+struct Connection : std::enable_shared_from_this<Connection> {
+    enum class State { Head, Body, Worker, Write, Linger, Closed };
+    HttpServer::Impl& server;
+    tcp::socket socket;
+    std::string address;
+    asio::steady_timer timer;
+    unsigned timer_generation = 0;
+    State state = State::Head;
+    std::string in;  // read, not yet parsed
+    char chunk[kReadChunk];
+    bool reading = false;
+    bool head_started = false;
+    size_t body_left = 0;
+    std::shared_ptr<Job> job;  // the request on a worker, or being answered
+    HttpRequest pending;       // the request whose body is being dropped
+    bool pending_keep_alive = true;
+
+    Connection(HttpServer::Impl& s, tcp::socket sock, std::string addr)
+        : server(s), socket(std::move(sock)), address(std::move(addr)), timer(s.io) {}
+
+    size_t read_cap() const { return 2 * server.opt.max_head + kReadChunk; }
+
+    void start() {
+        boost::system::error_code ec;
+        // Small answers, many in a row on one connection: without TCP_NODELAY each waits
+        // for the client's delayed ACK (40 ms on Linux).
+        socket.set_option(tcp::no_delay(true), ec);
+        arm(server.opt.idle_timeout);
+        read();
+    }
+
+    // One deadline at a time; a new one replaces the old.
+    void arm(std::chrono::milliseconds d) {
+        const unsigned gen = ++timer_generation;
+        timer.expires_after(d);
+        timer.async_wait([self = shared_from_this(), gen](boost::system::error_code ec) {
+            if (ec || gen != self->timer_generation || self->state == State::Closed) return;
+            self->close();
+        });
+    }
+    void disarm() {
+        ++timer_generation;
+        timer.cancel();
+    }
+
+    void read() {
+        if (reading || state == State::Closed || in.size() >= read_cap()) return;
+        reading = true;
+        socket.async_read_some(
+            asio::buffer(chunk), [self = shared_from_this()](boost::system::error_code ec, size_t n) {
+                self->on_read(ec, n);
+            });
+    }
+
+    void on_read(boost::system::error_code ec, size_t n) {
+        reading = false;
+        if (state == State::Closed) return;
+        if (ec) {
+            // The client closed or reset: a request on a worker stops now.
+            close();
+            return;
+        }
+        if (state == State::Linger) {
+            read();
+            return;
+        }
+        in.append(chunk, n);
+        if (state == State::Head || state == State::Body) advance();
+        read();
+    }
+
+    // Parses what is buffered while waiting for a request (State::Head, State::Body).
+    void advance() {
+        const HttpOptions& o = server.opt;
+        if (state == State::Body) {
+            const size_t drop = std::min(body_left, in.size());
+            in.erase(0, drop);
+            body_left -= drop;
+            if (body_left == 0) dispatch(std::move(pending), pending_keep_alive);
+            return;
+        }
+        if (state != State::Head) return;
+        if (in.empty()) return;
+        if (!head_started) {
+            head_started = true;
+            arm(o.head_timeout);
+        }
+        // Step 1. The request line, before the parser sees it: its own cap (414).
+        const size_t eol = in.find("\r\n");
+        if ((eol == std::string::npos ? in.size() : eol) > o.max_request_line)
+            return refuse(unparsed(), 414,
+                          "request line longer than " + std::to_string(o.max_request_line) +
+                              " bytes");
+        if (eol == std::string::npos) return;
+        // Step 2. The head, once complete (Beast's parser waits for its end), within
+        // max_head bytes (431).
+        http::request_parser<http::empty_body> parser;
+        parser.header_limit(static_cast<std::uint32_t>(o.max_head));
+        parser.eager(false);
+        boost::beast::error_code ec;
+        const size_t used = parser.put(asio::buffer(in), ec);
+        if (ec == http::error::need_more) return;
+        if (ec == http::error::header_limit)
+            return refuse(unparsed(), 431,
+                          "request head longer than " + std::to_string(o.max_head) + " bytes");
+        if (ec || !parser.is_header_done()) return refuse(unparsed(), 400, "malformed request");
+        in.erase(0, used);
+        const auto& msg = parser.get();
+        HttpRequest req;
+        req.method = std::string(msg.method_string());
+        req.target = std::string(msg.target());
+        req.remote_address = address;
+        split_target(req.target, req);
+        for (const auto& f : msg) req.headers.emplace_back(f.name_string(), f.value());
+        // Step 3. What a request may be: GET or HEAD (405), few headers (431), no body
+        // past the cap and none chunked (413).
+        if (req.method != "GET" && req.method != "HEAD")
+            return refuse(req, 405, "method not allowed: GET only", {{"Allow", "GET, HEAD"}});
+        if (req.headers.size() > size_t(o.max_headers))
+            return refuse(req, 431, "more than " + std::to_string(o.max_headers) + " request headers");
+        if (parser.chunked()) return refuse(req, 413, "no request body (chunked)");
+        const auto length = parser.content_length();
+        if (length && *length > o.max_body)
+            return refuse(req, 413, "request body over " + std::to_string(o.max_body) + " bytes");
+        // Step 4. A small body is read and dropped, then the request goes to a worker.
+        body_left = length ? static_cast<size_t>(*length) : 0;
+        pending = std::move(req);
+        pending_keep_alive = parser.keep_alive();
+        state = State::Body;
+        advance();
+    }
+
+    void dispatch(HttpRequest req, bool keep_alive) {
+        disarm();
+        state = State::Worker;
+        head_started = false;
+        job = std::make_shared<Job>(server.io);
+        job->request = std::move(req);
+        job->keep_alive = keep_alive;
+        job->conn = shared_from_this();
+        server.pool->push([j = job, &server = server] {
+            HttpResponse res;
+            try {
+                res = server.handler(j->request, *j);
+            } catch (const std::exception& e) {
+                if (server.opt.on_error) server.opt.on_error(j->request, e.what());
+                res = HttpResponse{500, "application/json", server.opt.error_body("internal error"), {}, false};
+            } catch (...) {
+                if (server.opt.on_error) server.opt.on_error(j->request, "unknown exception");
+                res = HttpResponse{500, "application/json", server.opt.error_body("internal error"), {}, false};
+            }
+            asio::post(j->io, [j, res = std::move(res)]() mutable {
+                auto conn = std::move(j->conn);
+                conn->finish(*j, std::move(res));
+                j->work.reset();
+            });
+        });
+    }
+
+    std::string head_of(int status, const std::string& type, const Headers& extra,
+                        std::optional<size_t> length, bool close_after) const {
+        std::string h = "HTTP/1.1 " + std::to_string(status) + " " + reason(status) + "\r\n";
+        for (const auto& [k, v] : server.opt.default_headers) h += k + ": " + v + "\r\n";
+        if (!type.empty()) h += "Content-Type: " + type + "\r\n";
+        for (const auto& [k, v] : extra) h += k + ": " + v + "\r\n";
+        if (length) h += "Content-Length: " + std::to_string(*length) + "\r\n";
+        if (close_after) h += "Connection: close\r\n";
+        return h + "\r\n";
+    }
+
+    // What the log names of a request refused before it parsed: the request line's first
+    // two words as sent.
+    HttpRequest unparsed() const {
+        HttpRequest r;
+        const std::string line = in.substr(0, std::min(in.find("\r\n"), size_t(256)));
+        const size_t sp = line.find(' ');
+        r.method = line.substr(0, std::min(sp, size_t(16)));
+        if (sp != std::string::npos) r.path = line.substr(sp + 1, line.find(' ', sp + 1) - sp - 1);
+        r.remote_address = address;
+        return r;
+    }
+
+    // The server's own refusal: the answer, then the connection closes.
+    void refuse(const HttpRequest& req, int status, const std::string& why, Headers extra = {}) {
+        disarm();
+        HttpResponse res{status, "application/json", server.opt.error_body(why), std::move(extra), true};
+        state = State::Worker;  // nothing more is parsed
+        respond(req, std::move(res), true);
+    }
+
+    // The worker's answer (io thread).
+    void finish(Job& j, HttpResponse res) {
+        job.reset();
+        if (state == State::Closed) return;
+        if (j.stream_started) {
+            // A stream ends with its connection (Connection: close).
+            linger();
+            return;
+        }
+        respond(j.request, std::move(res), !j.keep_alive || res.close || server.stopping);
+    }
+
+    void respond(const HttpRequest& req, HttpResponse res, bool close_after) {
+        auto bytes = std::make_shared<std::string>(
+            head_of(res.status, res.content_type, res.headers, res.body.size(), close_after));
+        if (req.method != "HEAD") *bytes += res.body;
+        if (server.opt.log) server.opt.log(req, res.status);
+        state = State::Write;
+        arm(server.opt.write_timeout);
+        asio::async_write(socket, asio::buffer(*bytes),
+                          [self = shared_from_this(), bytes, close_after](
+                              boost::system::error_code ec, size_t) {
+                              if (self->state == State::Closed) return;
+                              if (ec) return self->close();
+                              if (close_after) return self->linger();
+                              self->state = State::Head;
+                              self->arm(self->server.opt.idle_timeout);
+                              self->advance();
+                              self->read();
+                          });
+    }
+
+    // One event of a stream (io thread), after the answer's head for the first; the
+    // worker waits for the result.
+    void write_event(const std::shared_ptr<Job>& j, bool first, std::string data) {
+        auto done = [j](bool ok) {
+            {
+                std::lock_guard<std::mutex> lock(j->mu);
+                j->emit_state = ok ? Job::Emit::Ok : Job::Emit::Failed;
+            }
+            j->written.notify_all();
+        };
+        if (state == State::Closed || j->cancel) return done(false);
+        auto bytes = std::make_shared<std::string>();
+        if (first) {
+            *bytes = head_of(200, "text/event-stream", {{"Cache-Control", "no-store"}},
+                             std::nullopt, true);
+            if (server.opt.log) server.opt.log(j->request, 200);
+        }
+        *bytes += data;
+        arm(server.opt.write_timeout);
+        asio::async_write(socket, asio::buffer(*bytes),
+                          [self = shared_from_this(), bytes, done](boost::system::error_code ec,
+                                                                   size_t) {
+                              if (self->state != State::Closed) self->disarm();
+                              if (ec) self->close();
+                              done(!ec);
+                          });
+    }
+
+    // Sends FIN, then drops what the client still sends until it closes or kLinger passes.
+    void linger() {
+        boost::system::error_code ec;
+        socket.shutdown(tcp::socket::shutdown_send, ec);
+        if (ec) return close();
+        state = State::Linger;
+        in.clear();
+        arm(kLinger);
+        read();
+    }
+
+    void close() {
+        if (state == State::Closed) return;
+        state = State::Closed;
+        if (job) job->cancel = true;
+        disarm();
+        boost::system::error_code ec;
+        socket.close(ec);
+        server.open.erase(this);
+        if (--server.per_address[address] == 0) server.per_address.erase(address);
+        --server.count;
+    }
+};
+
+bool Job::emit(const std::string& event) {
+    if (cancel) return false;
+    const bool first = !stream_started;
+    const bool head_only = request.method == "HEAD";
+    if (head_only && !first) return false;
+    stream_started = true;
+    std::string data;
+    if (!head_only) {
+        size_t start = 0;
+        for (;;) {
+            const size_t nl = event.find('\n', start);
+            data += "data: " + event.substr(start, nl == std::string::npos ? nl : nl - start) + "\n";
+            if (nl == std::string::npos) break;
+            start = nl + 1;
+        }
+        data += "\n";
+    }
+    {
+        std::lock_guard<std::mutex> lock(mu);
+        emit_state = Emit::Pending;
+    }
+    // `conn` is set and reset on the io thread only, so it is read there.
+    asio::post(io, [j = shared_from_this(), first, data = std::move(data)]() mutable {
+        if (!j->conn) {
+            std::lock_guard<std::mutex> lock(j->mu);
+            j->emit_state = Emit::Failed;
+            j->written.notify_all();
+            return;
+        }
+        j->conn->write_event(j, first, std::move(data));
+    });
+    std::unique_lock<std::mutex> lock(mu);
+    written.wait(lock, [&] { return emit_state != Emit::Pending; });
+    return emit_state == Emit::Ok && !cancel && !head_only;
+}
+
+void HttpServer::Impl::accept() {
+    acceptor.async_accept([self = shared_from_this()](boost::system::error_code ec, tcp::socket sock) {
+        if (self->stopping || !self->acceptor.is_open()) return;
+        if (ec) {
+            // Out of descriptors (EMFILE) or a connection reset before accept: try again
+            // shortly rather than spin.
+            self->accept_retry.expires_after(std::chrono::milliseconds(50));
+            self->accept_retry.async_wait([self](boost::system::error_code e) {
+                if (!e) self->accept();
+            });
+            return;
+        }
+        boost::system::error_code aec;
+        const auto remote = sock.remote_endpoint(aec);
+        std::string addr = aec ? std::string("?") : remote.address().to_string();
+        // Past a cap the connection is closed at once: no answer costs the server less.
+        if (!aec && self->count < self->opt.max_connections &&
+            self->per_address[addr] < self->opt.max_connections_per_address) {
+            auto conn = std::make_shared<Connection>(*self, std::move(sock), addr);
+            ++self->per_address[addr];
+            ++self->count;
+            self->open.insert(conn.get());
+            conn->start();
+        } else {
+            if (self->per_address[addr] == 0) self->per_address.erase(addr);
+            sock.close(aec);
+        }
+        self->accept();
+    });
+}
+
+void HttpServer::Impl::do_stop() {
+    if (stopping) return;
+    stopping = true;
+    boost::system::error_code ec;
+    acceptor.close(ec);
+    accept_retry.cancel();
+    // Closing a connection cancels its request; its worker's answer is then dropped.
+    std::vector<Connection*> all(open.begin(), open.end());
+    for (Connection* c : all) c->close();
+}
+
+HttpServer::HttpServer(HttpOptions options, HttpHandler handler)
+    : impl_(std::make_shared<Impl>(std::move(options), std::move(handler))) {}
+
+HttpServer::~HttpServer() = default;
+
+int HttpServer::listen(const std::string& host, int port) {
+    boost::system::error_code ec;
+    tcp::resolver resolver(impl_->io);
+    const auto found = resolver.resolve(host, std::to_string(port),
+                                        tcp::resolver::numeric_service, ec);
+    if (ec || found.empty())
+        throw std::runtime_error("cannot listen on " + host + " port " + std::to_string(port) +
+                                 " (not an address of this machine)");
+    const tcp::endpoint at = found.begin()->endpoint();
+    tcp::acceptor& a = impl_->acceptor;
+    a.open(at.protocol(), ec);
+    // SO_REUSEADDR: a restart binds at once past TIME_WAIT; no SO_REUSEPORT, with which a
+    // second server on the same port would start and take half the connections.
+    if (!ec) a.set_option(tcp::acceptor::reuse_address(true), ec);
+    if (!ec) a.bind(at, ec);
+    // A burst of clients past a short backlog has its SYNs dropped and waits 1 s, then
+    // 3 s, to try again (results/serve.md, "Robustness"); capped by net.core.somaxconn.
+    if (!ec) a.listen(1024, ec);
+    if (ec) {
+        a.close();
+        throw std::runtime_error("cannot listen on " + host + " port " + std::to_string(port) +
+                                 " (in use, or not an address of this machine: " + ec.message() +
+                                 ")");
+    }
+    return a.local_endpoint().port();
+}
+
+void HttpServer::run() {
+    impl_->pool = std::make_unique<WorkerPool>(impl_->opt.workers);
+    impl_->accept();
+    impl_->io.run();
+    impl_->pool->join();
+}
+
+void HttpServer::stop() {
+    asio::post(impl_->io, [impl = impl_] { impl->do_stop(); });
+}
+
+int HttpServer::connections() const { return impl_->count; }
+
+}  // namespace kalah::serve

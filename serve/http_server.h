@@ -1,0 +1,127 @@
+// A small HTTP/1.1 server on Boost.Asio with Boost.Beast's request parser: GET and HEAD
+// only, no request bodies, answers whole or as a stream of server-sent events. It knows
+// nothing of the API: cli/cmd_serve.cpp gives it a handler.
+//
+// Threads: one io thread (the caller of run()) accepts, reads, parses and writes every
+// connection; handlers run on a fixed pool of workers, never on the io thread, so a
+// handler may block (a search) without stalling other connections.
+//
+// A connection's life: accept (refused, closed at once, past the total or per-address
+// connection cap) -> read a request head (caps: request line -> 414, head size or header
+// count -> 431, a body over the cap or chunked -> 413, a method other than GET or HEAD ->
+// 405 with Allow; the whole head must arrive within head_timeout of its first byte, an
+// idle keep-alive connection is closed after idle_timeout) -> the handler on a worker,
+// while the io thread keeps reading the socket: when the client closes or resets, the
+// request's cancel flag is set at once -> the answer is written (within write_timeout) ->
+// the next request, which may already be buffered (pipelining: answers in request order,
+// one request at a time). A refusal of the server's own (4xx above) closes the connection
+// after its answer, reading and dropping what the client still sends for a moment so that
+// the client sees the answer rather than a reset.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <cstddef>
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+namespace kalah::serve {
+
+using Headers = std::vector<std::pair<std::string, std::string>>;
+
+struct HttpRequest {
+    std::string method;  // "GET" or "HEAD" when a handler sees it
+    std::string target;  // as sent: path and query string
+    std::string path;    // percent-decoded, without the query string
+    std::multimap<std::string, std::string> params;  // the query string, decoded
+    Headers headers;                                  // as sent, in order
+    std::string remote_address;                       // numeric, e.g. "127.0.0.1"
+    // The first header of that name (case-insensitive), or nullptr.
+    const std::string* header(std::string_view name) const;
+};
+
+struct HttpResponse {
+    int status = 200;
+    std::string content_type = "application/json";
+    std::string body;
+    Headers headers;     // besides the server's default headers
+    bool close = false;  // close the connection after this answer
+};
+
+// What a handler has of its connection besides the request.
+class HttpCall {
+  public:
+    virtual ~HttpCall() = default;
+    // True once the client has gone (closed or reset its connection) or the server stops.
+    virtual const std::atomic<bool>& cancelled() const = 0;
+    // Sends one server-sent event `data: <line>` (a line per line of `event`) at once.
+    // The first call answers the request with 200 text/event-stream (no Content-Length,
+    // Connection: close); the handler's returned response is then ignored and the
+    // connection closes after the handler returns. Blocks until written; false once the
+    // write fails, the client has gone or (for HEAD) after the answer's head.
+    virtual bool emit(const std::string& event) = 0;
+};
+
+using HttpHandler = std::function<HttpResponse(const HttpRequest&, HttpCall&)>;
+
+struct HttpOptions {
+    int workers = 4;                       // handler threads
+    int max_connections = 512;             // open at once, in total
+    int max_connections_per_address = 32;  // open at once from one client address
+    size_t max_request_line = 8192;        // bytes; past it 414
+    size_t max_head = 16384;               // bytes of request line and headers; past it 431
+    int max_headers = 64;                  // header fields; past it 431
+    size_t max_body = 1024;                // Content-Length past it 413 (chunked: always)
+    std::chrono::milliseconds head_timeout{5000};   // first byte of a head -> its end
+    std::chrono::milliseconds idle_timeout{5000};   // keep-alive: answer -> next request
+    std::chrono::milliseconds write_timeout{10000};  // one answer, or one event
+    Headers default_headers;  // on every answer (security headers)
+    // The body of the server's own error answers, application/json.
+    std::function<std::string(const std::string& message)> error_body;
+    // Called once an answer's head is written (nullptr: no log).
+    std::function<void(const HttpRequest&, int status)> log;
+    // Called when a handler throws (the answer is then 500 "internal error").
+    std::function<void(const HttpRequest&, const std::string& what)> on_error;
+};
+
+class HttpServer {
+  public:
+    HttpServer(HttpOptions options, HttpHandler handler);
+    ~HttpServer();
+    HttpServer(const HttpServer&) = delete;
+    HttpServer& operator=(const HttpServer&) = delete;
+
+    // Binds `host` (a numeric address or a name) and `port` (0: any free port) with
+    // SO_REUSEADDR (not SO_REUSEPORT: a taken port is an error) and a backlog of 1024.
+    // Returns the bound port; std::runtime_error naming the cause when it cannot.
+    int listen(const std::string& host, int port);
+    // Serves on the calling thread until stop(); then cancels every request in flight,
+    // waits for their handlers and returns.
+    void run();
+    // From any thread, also before run().
+    void stop();
+    // Connections open now (any thread; for tests and the load endpoint).
+    int connections() const;
+
+    struct Impl;  // serve/http_server.cpp, with its connections
+
+  private:
+    std::shared_ptr<Impl> impl_;
+};
+
+// `text` as logged: control characters, backslash and bytes past ASCII as \xHH, so that a
+// path with %0A cannot forge a line of the log; at most 200 characters.
+std::string log_safe(const std::string& text);
+
+// The one byte range of a `Range` header value for a body of `size` bytes: nullopt when
+// the header is not one satisfiable "bytes=a-b", "bytes=a-" or "bytes=-n" range (the
+// caller answers 416), else [first, last] inclusive.
+std::optional<std::pair<size_t, size_t>> single_range(const std::string& value, size_t size);
+
+}  // namespace kalah::serve

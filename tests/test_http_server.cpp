@@ -1,0 +1,368 @@
+// The HTTP front end of `kalah serve` (serve/http_server.h) with a fake handler, over real
+// loopback sockets: its caps (414, 431, 413, 405), pipelined requests answered in order,
+// a stream of events, a handler's cancel flag set when its client closes, the connection
+// caps and the head and idle deadlines. Deadlines are set short by each case; a case waits
+// "until it happens", bounded by a generous limit, and never asserts a duration.
+#include <doctest/doctest.h>
+
+#if KALAH_HAS_SERVE
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <functional>
+#include <string>
+#include <thread>
+
+#include "serve/http_server.h"
+
+namespace {
+using namespace kalah::serve;
+using namespace std::chrono_literals;
+
+// A server on a free loopback port, run on its own thread for the case's length.
+struct TestServer {
+    HttpServer server;
+    int port;
+    std::thread thread;
+    TestServer(HttpOptions o, HttpHandler h) : server(std::move(o), std::move(h)) {
+        port = server.listen("127.0.0.1", 0);
+        thread = std::thread([this] { server.run(); });
+    }
+    ~TestServer() {
+        server.stop();
+        thread.join();
+    }
+};
+
+// A connected client socket from `source` (a loopback address), or -1.
+int connect_to(int port, const char* source = "127.0.0.1") {
+    const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in from{}, to{};
+    from.sin_family = to.sin_family = AF_INET;
+    inet_pton(AF_INET, source, &from.sin_addr);
+    inet_pton(AF_INET, "127.0.0.1", &to.sin_addr);
+    to.sin_port = htons(static_cast<uint16_t>(port));
+    if (::bind(fd, reinterpret_cast<sockaddr*>(&from), sizeof(from)) != 0 ||
+        ::connect(fd, reinterpret_cast<sockaddr*>(&to), sizeof(to)) != 0) {
+        ::close(fd);
+        return -1;
+    }
+    return fd;
+}
+
+bool send_all(int fd, const std::string& s) {
+    size_t sent = 0;
+    while (sent < s.size()) {
+        const ssize_t n = ::send(fd, s.data() + sent, s.size() - sent, MSG_NOSIGNAL);
+        if (n <= 0) return false;
+        sent += size_t(n);
+    }
+    return true;
+}
+
+// Everything the server sends until it closes the connection (or 20 s pass: a hang is
+// then a failed comparison, not a stuck test).
+std::string read_to_close(int fd) {
+    std::string out;
+    char buf[4096];
+    const auto give_up = std::chrono::steady_clock::now() + 20s;
+    while (std::chrono::steady_clock::now() < give_up) {
+        pollfd p{fd, POLLIN, 0};
+        if (::poll(&p, 1, 100) <= 0) continue;
+        const ssize_t n = ::recv(fd, buf, sizeof buf, 0);
+        if (n <= 0) break;
+        out.append(buf, size_t(n));
+    }
+    return out;
+}
+
+// Reads until `needle` has arrived (or the connection closes, or 20 s pass).
+std::string read_until(int fd, const std::string& needle) {
+    std::string out;
+    char buf[4096];
+    const auto give_up = std::chrono::steady_clock::now() + 20s;
+    while (out.find(needle) == std::string::npos && std::chrono::steady_clock::now() < give_up) {
+        pollfd p{fd, POLLIN, 0};
+        if (::poll(&p, 1, 100) <= 0) continue;
+        const ssize_t n = ::recv(fd, buf, sizeof buf, 0);
+        if (n <= 0) break;
+        out.append(buf, size_t(n));
+    }
+    return out;
+}
+
+// True once `cond` holds, false if it does not within 20 s.
+bool eventually(const std::function<bool()>& cond) {
+    const auto give_up = std::chrono::steady_clock::now() + 20s;
+    while (!cond()) {
+        if (std::chrono::steady_clock::now() > give_up) return false;
+        std::this_thread::sleep_for(5ms);
+    }
+    return true;
+}
+
+int status_of(const std::string& reply) {
+    return reply.rfind("HTTP/1.1 ", 0) == 0 ? std::stoi(reply.substr(9, 3)) : 0;
+}
+
+// The fake application: /echo answers its path and parameters, /wait waits for its
+// cancel flag (recording that it saw it), /stream emits `n` events or until emit fails.
+struct Fake {
+    std::atomic<int> waiting{0}, cancelled{0}, emit_failed{0};
+    HttpResponse operator()(const HttpRequest& req, HttpCall& call) {
+        HttpResponse r;
+        r.content_type = "text/plain";
+        if (req.path == "/echo") {
+            r.body = req.method + " " + req.path;
+            for (const auto& [k, v] : req.params) r.body += " " + k + "=" + v;
+            if (req.params.count("sleep")) std::this_thread::sleep_for(100ms);
+        } else if (req.path == "/wait") {
+            ++waiting;
+            const auto give_up = std::chrono::steady_clock::now() + 30s;
+            while (!call.cancelled() && std::chrono::steady_clock::now() < give_up)
+                std::this_thread::sleep_for(2ms);
+            if (call.cancelled()) ++cancelled;
+            r.body = "done";
+        } else if (req.path == "/stream") {
+            const auto n = req.params.find("n");
+            const int count = n == req.params.end() ? 1000000 : std::stoi(n->second);
+            for (int i = 0; i < count; ++i) {
+                if (!call.emit("{\"i\": " + std::to_string(i) + "}")) {
+                    ++emit_failed;
+                    break;
+                }
+            }
+            r.status = 500;  // ignored once the stream has started
+        } else {
+            r.status = 404;
+            r.body = "not found";
+        }
+        return r;
+    }
+};
+
+HttpOptions small_options() {
+    HttpOptions o;
+    o.workers = 4;
+    o.max_request_line = 200;
+    o.max_head = 1024;
+    o.max_headers = 8;
+    o.max_body = 16;
+    o.idle_timeout = 500ms;  // a kept-alive exchange ends soon
+    o.default_headers = {{"X-Test", "yes"}};
+    return o;
+}
+
+std::string ask(int port, const std::string& request) {
+    const int fd = connect_to(port);
+    REQUIRE(fd >= 0);
+    send_all(fd, request);
+    const std::string reply = read_to_close(fd);
+    ::close(fd);
+    return reply;
+}
+}  // namespace
+
+TEST_SUITE("http") {
+    TEST_CASE("a request: decoded path and parameters, default headers, HEAD without body") {
+        Fake fake;
+        TestServer s(small_options(), std::ref(fake));
+        std::string r = ask(s.port, "GET /ec%68o?a=1&b=x+y%21&a=2 HTTP/1.1\r\nHost: x\r\n"
+                                         "Connection: close\r\n\r\n");
+        CHECK(status_of(r) == 200);
+        CHECK(r.find("X-Test: yes\r\n") != std::string::npos);
+        CHECK(r.find("Connection: close\r\n") != std::string::npos);
+        CHECK(r.substr(r.find("\r\n\r\n") + 4) == "GET /echo a=1 a=2 b=x y!");
+        r = ask(s.port, "HEAD /echo HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n");
+        CHECK(status_of(r) == 200);
+        CHECK(r.find("Content-Length: 10\r\n") != std::string::npos);
+        CHECK(r.substr(r.find("\r\n\r\n") + 4).empty());
+    }
+
+    TEST_CASE("caps: request line 414, headers and head 431, body 413, method 405") {
+        Fake fake;
+        TestServer s(small_options(), std::ref(fake));
+        CHECK(status_of(ask(s.port, "GET /echo?x=" + std::string(300, 'a') +
+                                             " HTTP/1.1\r\nHost: x\r\n\r\n")) == 414);
+        // A request line past the cap is refused before its end arrives.
+        CHECK(status_of(ask(s.port, "GET /echo?x=" + std::string(300, 'a'))) == 414);
+        std::string many;
+        for (int i = 0; i < 9; ++i) many += "X-H" + std::to_string(i) + ": 1\r\n";
+        CHECK(status_of(ask(s.port, "GET /echo HTTP/1.1\r\n" + many + "\r\n")) == 431);
+        CHECK(status_of(ask(s.port, "GET /echo HTTP/1.1\r\nX-Big: " + std::string(1100, 'b') +
+                                             "\r\n\r\n")) == 431);
+        CHECK(status_of(ask(s.port, "GET /echo HTTP/1.1\r\nContent-Length: 17\r\n\r\n")) == 413);
+        CHECK(status_of(ask(s.port, "GET /echo HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n"
+                                         "1\r\nx\r\n0\r\n\r\n")) == 413);
+        const std::string post = ask(s.port, "POST /echo HTTP/1.1\r\nContent-Length: 1\r\n\r\nx");
+        CHECK(status_of(post) == 405);
+        CHECK(post.find("Allow: GET, HEAD\r\n") != std::string::npos);
+        CHECK(status_of(ask(s.port, "BREW /echo HTTP/1.1\r\n\r\n")) == 405);
+        CHECK(status_of(ask(s.port, "nonsense\r\n\r\n")) == 400);
+        // Just under the caps, with a small body read and dropped: answered.
+        std::string eight;
+        for (int i = 0; i < 7; ++i) eight += "X-H" + std::to_string(i) + ": 1\r\n";
+        const std::string ok = ask(s.port, "GET /echo HTTP/1.1\r\n" + eight +
+                                                    "Content-Length: 16\r\n\r\n0123456789abcdef");
+        CHECK(status_of(ok) == 200);
+    }
+
+    TEST_CASE("pipelined requests are answered in order on one connection") {
+        Fake fake;
+        TestServer s(small_options(), std::ref(fake));
+        const std::string r = ask(s.port,
+                                       "GET /echo?i=1&sleep=1 HTTP/1.1\r\nHost: x\r\n\r\n"
+                                       "GET /echo?i=2 HTTP/1.1\r\nHost: x\r\n\r\n"
+                                       "HEAD /echo?i=3 HTTP/1.1\r\nHost: x\r\n\r\n"
+                                       "GET /echo?i=4 HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n");
+        const size_t a = r.find("GET /echo i=1 sleep=1"), b = r.find("GET /echo i=2"),
+                     c = r.find("GET /echo i=4");
+        CHECK(a != std::string::npos);
+        CHECK(b != std::string::npos);
+        CHECK(c != std::string::npos);
+        CHECK(a < b);
+        CHECK(b < c);
+        int answers = 0;
+        for (size_t at = r.find("HTTP/1.1 200"); at != std::string::npos; at = r.find("HTTP/1.1 200", at + 1))
+            ++answers;
+        CHECK(answers == 4);
+    }
+
+    TEST_CASE("a stream: text/event-stream, one event per emit, closed after the last") {
+        Fake fake;
+        TestServer s(small_options(), std::ref(fake));
+        const std::string r = ask(s.port, "GET /stream?n=3 HTTP/1.1\r\nHost: x\r\n\r\n");
+        CHECK(status_of(r) == 200);
+        CHECK(r.find("Content-Type: text/event-stream\r\n") != std::string::npos);
+        CHECK(r.find("Content-Length") == std::string::npos);
+        CHECK(r.find("X-Test: yes\r\n") != std::string::npos);
+        CHECK(r.substr(r.find("\r\n\r\n") + 4) ==
+              "data: {\"i\": 0}\n\ndata: {\"i\": 1}\n\ndata: {\"i\": 2}\n\n");
+        CHECK(fake.emit_failed == 0);
+    }
+
+    TEST_CASE("a stream whose client goes away: emit returns false") {
+        Fake fake;
+        TestServer s(small_options(), std::ref(fake));
+        const int fd = connect_to(s.port);
+        REQUIRE(fd >= 0);
+        send_all(fd, "GET /stream HTTP/1.1\r\nHost: x\r\n\r\n");
+        CHECK(read_until(fd, "data: {\"i\": 2}").find("data: {\"i\": 2}") != std::string::npos);
+        ::close(fd);
+        CHECK(eventually([&] { return fake.emit_failed == 1; }));
+    }
+
+    TEST_CASE("a handler's cancel flag is set when its client closes or resets") {
+        Fake fake;
+        TestServer s(small_options(), std::ref(fake));
+        for (bool reset : {false, true}) {
+            const int before = fake.cancelled;
+            const int fd = connect_to(s.port);
+            REQUIRE(fd >= 0);
+            send_all(fd, "GET /wait HTTP/1.1\r\nHost: x\r\n\r\n");
+            CHECK(eventually([&] { return fake.waiting == before + 1; }));
+            if (reset) {
+                linger l{1, 0};  // close with RST
+                setsockopt(fd, SOL_SOCKET, SO_LINGER, &l, sizeof l);
+            }
+            ::close(fd);
+            CHECK(eventually([&] { return fake.cancelled == before + 1; }));
+        }
+        CHECK(eventually([&] { return s.server.connections() == 0; }));
+    }
+
+    TEST_CASE("connection caps: per address, then in total; refused ones are closed at once") {
+        Fake fake;
+        HttpOptions o = small_options();
+        o.max_connections_per_address = 2;
+        o.max_connections = 3;
+        TestServer s(o, std::ref(fake));
+        const int a1 = connect_to(s.port), a2 = connect_to(s.port);
+        REQUIRE(a1 >= 0);
+        REQUIRE(a2 >= 0);
+        CHECK(eventually([&] { return s.server.connections() == 2; }));
+        // A third from the same address: closed without an answer.
+        const int a3 = connect_to(s.port);
+        REQUIRE(a3 >= 0);
+        send_all(a3, "GET /echo HTTP/1.1\r\nHost: x\r\n\r\n");
+        CHECK(read_to_close(a3).empty());
+        ::close(a3);
+        // Another address is answered; then the total cap is reached.
+        const int b1 = connect_to(s.port, "127.0.0.2");
+        REQUIRE(b1 >= 0);
+        send_all(b1, "GET /echo HTTP/1.1\r\nHost: x\r\n\r\n");
+        CHECK(status_of(read_until(b1, "GET /echo")) == 200);
+        const int c1 = connect_to(s.port, "127.0.0.3");
+        REQUIRE(c1 >= 0);
+        send_all(c1, "GET /echo HTTP/1.1\r\nHost: x\r\n\r\n");
+        CHECK(read_to_close(c1).empty());
+        ::close(c1);
+        // Closed connections make room again.
+        ::close(a1);
+        CHECK(eventually([&] { return s.server.connections() == 2; }));
+        CHECK(status_of(ask(s.port, "GET /echo HTTP/1.1\r\nConnection: close\r\n\r\n")) == 200);
+        ::close(a2);
+        ::close(b1);
+    }
+
+    TEST_CASE("deadlines: a head trickled in is cut off; an idle connection is closed") {
+        Fake fake;
+        HttpOptions o = small_options();
+        o.head_timeout = 300ms;
+        o.idle_timeout = 300ms;
+        o.max_head = 1 << 20;  // only the deadline can cut the trickle off within 20 s
+        TestServer s(o, std::ref(fake));
+        // Slowloris: a header line every 50 ms, never the end of the head. The server
+        // closes the connection; the client's writes then fail or its read sees the end.
+        const int slow = connect_to(s.port);
+        REQUIRE(slow >= 0);
+        send_all(slow, "GET /echo HTTP/1.1\r\n");
+        bool closed = false;
+        const auto give_up = std::chrono::steady_clock::now() + 20s;
+        while (!closed && std::chrono::steady_clock::now() < give_up) {
+            std::this_thread::sleep_for(50ms);
+            if (!send_all(slow, "X-a: b\r\n")) closed = true;
+            pollfd p{slow, POLLIN, 0};
+            char c;
+            if (::poll(&p, 1, 0) > 0 && ::recv(slow, &c, 1, MSG_DONTWAIT) <= 0) closed = true;
+        }
+        CHECK(closed);
+        ::close(slow);
+        // Idle after an answer (keep-alive): closed.
+        const int idle = connect_to(s.port);
+        REQUIRE(idle >= 0);
+        send_all(idle, "GET /echo HTTP/1.1\r\nHost: x\r\n\r\n");
+        const std::string r = read_to_close(idle);
+        CHECK(status_of(r) == 200);
+        CHECK(r.find("Connection: close") == std::string::npos);
+        ::close(idle);
+        CHECK(eventually([&] { return s.server.connections() == 0; }));
+    }
+
+    TEST_CASE("single_range: one satisfiable range, else nothing") {
+        using R = std::pair<size_t, size_t>;
+        CHECK(single_range("bytes=0-9", 100) == R{0, 9});
+        CHECK(single_range("bytes=90-", 100) == R{90, 99});
+        CHECK(single_range("bytes=-10", 100) == R{90, 99});
+        CHECK(single_range("bytes=-200", 100) == R{0, 99});
+        CHECK(single_range("bytes=50-500", 100) == R{50, 99});
+        CHECK_FALSE(single_range("bytes=100-", 100));
+        CHECK_FALSE(single_range("bytes=9-3", 100));
+        CHECK_FALSE(single_range("bytes=0-1,3-4", 100));
+        CHECK_FALSE(single_range("bytes=-", 100));
+        CHECK_FALSE(single_range("bytes=-0", 100));
+        CHECK_FALSE(single_range("items=0-9", 100));
+        CHECK_FALSE(single_range("bytes=0-9", 0));
+    }
+
+    TEST_CASE("log_safe escapes what could forge a log line") {
+        CHECK(log_safe("/a\nb\\c\x1b\xc3") == "/a\\x0ab\\x5cc\\x1b\\xc3");
+        CHECK(log_safe(std::string(250, 'x')) == std::string(200, 'x') + "...");
+    }
+}
+#endif
