@@ -10,8 +10,12 @@
 #include <sys/socket.h>
 
 #include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <deque>
 #include <iostream>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <thread>
 
@@ -61,6 +65,89 @@ int checked_int(const po::variables_map& vm, const char* name, int lo, int hi) {
 bool loopback(const std::string& host) {
     return host == "127.0.0.1" || host == "::1" || host == "localhost" ||
            host.rfind("127.", 0) == 0;
+}
+
+// A stream (Api::streams) as server-sent events: Api::stream runs on a thread of its own
+// and each object it emits is sent as one event (`data: <object>`, then a blank line) of a
+// chunked text/event-stream answer. A stream refused before its first event is an ordinary
+// answer with its status. It stops when its client goes (the connection closes, or a write
+// fails) and holds `keep` (its place among the client's requests) until it ends.
+void serve_stream(Api& api, ClientWatch& watch, const httplib::Request& req,
+                  httplib::Response& res, std::multimap<std::string, std::string> params,
+                  std::shared_ptr<void> keep) {
+    struct Run {
+        std::mutex mu;
+        std::condition_variable ready;
+        std::deque<std::string> events;
+        bool finished = false;
+        ApiReply reply;
+        std::atomic<bool> cancel{false};
+        std::unique_ptr<ClientWatch::Guard> client;
+        std::shared_ptr<void> keep;
+        std::thread thread;
+        // Waits for an event or the end; false when the client went away meanwhile.
+        bool wait(std::unique_lock<std::mutex>& lock) {
+            while (events.empty() && !finished) {
+                if (client->gone()->load()) cancel = true;
+                if (cancel) return false;
+                ready.wait_for(lock, std::chrono::milliseconds(20));
+            }
+            return true;
+        }
+        void end() {
+            cancel = true;
+            if (thread.joinable()) thread.join();
+        }
+    };
+    auto run = std::make_shared<Run>();
+    run->keep = std::move(keep);
+    run->client = std::make_unique<ClientWatch::Guard>(
+        watch, find_connection_fd(req.remote_addr, req.remote_port, req.local_port));
+    run->thread = std::thread([&api, r = run.get(), name = std::string(req.matches[1]),
+                               params = std::move(params)] {
+        const ApiReply reply = api.stream(name, params, &r->cancel, [r](const std::string& object) {
+            std::lock_guard<std::mutex> lock(r->mu);
+            r->events.push_back(object);
+            r->ready.notify_all();
+            return !r->cancel.load();
+        });
+        std::lock_guard<std::mutex> lock(r->mu);
+        r->reply = reply;
+        r->finished = true;
+        r->ready.notify_all();
+    });
+    {
+        std::unique_lock<std::mutex> lock(run->mu);
+        run->wait(lock);
+        if (run->events.empty()) {
+            lock.unlock();
+            run->end();
+            res.status = run->reply.status;
+            if (res.status == 503) res.set_header("Retry-After", "1");
+            res.set_content(run->reply.body, "application/json");
+            return;
+        }
+    }
+    res.set_header("X-Accel-Buffering", "no");
+    res.set_chunked_content_provider(
+        "text/event-stream",
+        [run](size_t, httplib::DataSink& sink) {
+            std::unique_lock<std::mutex> lock(run->mu);
+            if (!run->wait(lock)) return false;
+            while (!run->events.empty()) {
+                const std::string event = "data: " + run->events.front() + "\n\n";
+                run->events.pop_front();
+                lock.unlock();
+                if (!sink.write(event.data(), event.size())) {
+                    run->cancel = true;
+                    return false;
+                }
+                lock.lock();
+            }
+            if (run->finished) sink.done();
+            return true;
+        },
+        [run](bool) { run->end(); });
 }
 
 int run(const std::vector<std::string>& args) {
@@ -184,13 +271,19 @@ int run(const std::vector<std::string>& args) {
             struct Leave {
                 std::mutex& mu;
                 std::map<std::string, int>& counts;
-                const std::string& addr;
+                const std::string addr;
                 ~Leave() {
                     std::lock_guard<std::mutex> lock(mu);
                     if (--counts[addr] == 0) counts.erase(addr);
                 }
-            } leave{in_flight_mu, in_flight, req.remote_addr};
+            };
+            // Held by a stream until its last event is sent.
+            auto leave = std::make_shared<Leave>(Leave{in_flight_mu, in_flight, req.remote_addr});
             std::multimap<std::string, std::string> params(req.params.begin(), req.params.end());
+            if (Api::streams(req.matches[1])) {
+                serve_stream(api, watch, req, res, std::move(params), leave);
+                return;
+            }
             // A search stops when its client goes away (serve/client_watch.h).
             ClientWatch::Guard gone(
                 watch, find_connection_fd(req.remote_addr, req.remote_port, req.local_port));
