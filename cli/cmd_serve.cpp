@@ -278,7 +278,8 @@ int run(const std::vector<std::string>& args) {
                 }
             };
             // Held by a stream until its last event is sent.
-            auto leave = std::make_shared<Leave>(Leave{in_flight_mu, in_flight, req.remote_addr});
+            // Built in place: a temporary Leave would give the place back at once.
+            std::shared_ptr<Leave> leave(new Leave{in_flight_mu, in_flight, req.remote_addr});
             std::multimap<std::string, std::string> params(req.params.begin(), req.params.end());
             if (Api::streams(req.matches[1])) {
                 serve_stream(api, watch, req, res, std::move(params), leave);
