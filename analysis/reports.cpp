@@ -4,6 +4,8 @@
 #include <chrono>
 #include <cmath>
 #include <sstream>
+#include <tuple>
+#include <utility>
 
 #include "analysis/json.h"
 #include "analysis/text.h"
@@ -32,20 +34,26 @@ double since(Clock::time_point t0) {
 }
 }  // namespace
 
-QueryReport query_report(Solver& solver, const Board& b, Rule rule) {
+QueryReport query_report(Solver& solver, const Board& b, Rule rule, QueryBounds* proven) {
     QueryReport q;
     q.board = b;
     q.rule = rule;
     const uint64_t nodes0 = solver.stats().nodes;
     const auto t0 = Clock::now();
-    q.value = solver.value(b);
+    if (proven) {
+        PassHook hook(solver, [&](const MtdPass& p) { proven->add_pass(p); });
+        q.value = solver.value(b);
+        proven->lower = proven->upper = q.value;
+    } else {
+        q.value = solver.value(b);
+    }
     q.moves = solver.move_values(b);
     q.seconds = since(t0);
     q.nodes = solver.stats().nodes - nodes0;
     return q;
 }
 
-std::string query_json(const QueryReport& q) {
+Json query_fields(const QueryReport& q) {
     const Board& b = q.board;
     Json moves = Json::array(), best = Json::array();
     for (const auto& mv : q.moves) {
@@ -60,7 +68,126 @@ std::string query_json(const QueryReport& q) {
     if (b.over()) j["score"] = score_json(b);
     j["nodes"] = q.nodes;
     j["seconds"] = q.seconds;
-    return json_line(j);
+    return j;
+}
+
+std::string query_json(const QueryReport& q) { return json_line(query_fields(q)); }
+
+namespace {
+// Bounds lo <= v <= hi on the pits value of b (mover's view) as bounds on South's final
+// margin, stores included.
+std::pair<int, int> south_bounds(const Board& b, int lo, int hi) {
+    const int sd = b.own_store() - b.opp_store();
+    if (b.to_move() == Side::South) return {sd + lo, sd + hi};
+    return {-(sd + hi), -(sd + lo)};
+}
+// What the seed count alone proves of b's value (exact for a finished game).
+std::pair<int, int> seed_bounds(const Board& b) {
+    if (b.over()) {
+        const int v = final_store(b, Side::South) - final_store(b, Side::North);
+        return {v, v};
+    }
+    const int s = b.seeds_in_pits();
+    return south_bounds(b, -s, s);
+}
+void tighten(int& lower, int& upper, std::pair<int, int> by) {
+    lower = std::max(lower, by.first);
+    upper = std::min(upper, by.second);
+}
+}  // namespace
+
+QueryBounds::QueryBounds(const Board& b, Rule r) : board(b), rule(r) {
+    std::tie(lower, upper) = seed_bounds(b);
+    if (b.over()) return;
+    for (int p : b.legal_moves()) {
+        Board c = b;
+        const MoveResult res = c.play(p, r);
+        Move mv;
+        mv.pit = p;
+        mv.text = format_move(b.to_move(), p, res);
+        std::tie(mv.lower, mv.upper) = seed_bounds(c);
+        moves.push_back(std::move(mv));
+    }
+}
+
+void QueryBounds::add_pass(const MtdPass& p) {
+    tighten(lower, upper, south_bounds(board, p.lower, p.upper));
+}
+
+Json query_unknown_fields(const QueryBounds& q, const std::string& reason, int budget_ms) {
+    Json moves = Json::array();
+    for (const auto& mv : q.moves)
+        moves.push_back({{"move", mv.text}, {"lower", mv.lower}, {"upper", mv.upper}});
+    return {{"position", format_position(q.board)},
+            {"rule", rule_name(q.rule)},
+            {"unknown", true},
+            {"reason", reason},
+            {"budget_ms", budget_ms},
+            {"lower", q.lower},
+            {"upper", q.upper},
+            {"moves", moves},
+            {"nodes", q.nodes},
+            {"seconds", q.seconds}};
+}
+
+void query_stream(Solver& solver, QueryBounds& bounds, const std::function<bool(const Json&)>& event) {
+    const Board& b = bounds.board;
+    const uint64_t nodes0 = solver.stats().nodes;
+    const auto t0 = Clock::now();
+    // The figures of an event: the stream's nodes (the finished searches' in the solver's
+    // statistics, the running one's from its pass) and wall time.
+    auto account = [&](uint64_t running) {
+        bounds.nodes = solver.stats().nodes - nodes0 + running;
+        bounds.seconds = since(t0);
+    };
+    auto send = [&](Json j) {
+        if (!event(j)) throw SearchStopped("the stream's reader went away");
+    };
+    // Step 1. The position's value, one event per MTD(f) pass.
+    {
+        PassHook hook(solver, [&](const MtdPass& p) {
+            bounds.add_pass(p);
+            account(p.nodes);
+            send({{"event", "bound"}, {"pass", p.pass}, {"lower", bounds.lower},
+                  {"upper", bounds.upper}, {"nodes", bounds.nodes}, {"seconds", bounds.seconds}});
+        });
+        const int v = solver.value(b);
+        bounds.lower = bounds.upper = v;
+    }
+    // Step 2. Each move's value, one event per pass of its search, or one event for a move
+    // valued without a search (the game ends, or the database holds the position).
+    for (QueryBounds::Move& mv : bounds.moves) {
+        Board c = b;
+        c.play(mv.pit, bounds.rule);
+        bool exact_sent = false;
+        auto move_event = [&] {
+            exact_sent = mv.lower == mv.upper;
+            send({{"event", "move"}, {"move", mv.text}, {"lower", mv.lower}, {"upper", mv.upper},
+                  {"nodes", bounds.nodes}, {"seconds", bounds.seconds}});
+        };
+        {
+            PassHook hook(solver, [&](const MtdPass& p) {
+                tighten(mv.lower, mv.upper, south_bounds(c, p.lower, p.upper));
+                account(p.nodes);
+                move_event();
+            });
+            const int v = solver.value(c);
+            mv.lower = mv.upper = v;
+        }
+        if (!exact_sent) {
+            account(0);
+            move_event();
+        }
+    }
+    // Step 3. The exact answer, by query's own function: what `kalah query` prints. Every
+    // value it needs is in the table now.
+    QueryReport q = query_report(solver, b, bounds.rule);
+    account(0);
+    q.nodes = bounds.nodes;
+    q.seconds = bounds.seconds;
+    Json j = {{"event", "value"}};
+    j.update(query_fields(q));
+    send(j);
 }
 
 PvReport pv_report(Solver& solver, const Board& start, Rule rule) {

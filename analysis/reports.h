@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -29,8 +30,61 @@ struct QueryReport {
     uint64_t nodes = 0;
     double seconds = 0;
 };
-QueryReport query_report(Solver& solver, const Board& b, Rule rule);
-std::string query_json(const QueryReport& q);
+struct QueryBounds;
+// With `proven` (of the same board and rule), the position's bounds the search has proven
+// so far are kept there, also when it stops (SearchStopped).
+QueryReport query_report(Solver& solver, const Board& b, Rule rule, QueryBounds* proven = nullptr);
+Json query_fields(const QueryReport& q);
+std::string query_json(const QueryReport& q);  // query_fields as one line
+
+// What is proven of a position's value and of each legal move's while `query` searches:
+// bounds on South's final margin (stores included), lower == upper once exact. They start
+// at what the seed counts alone prove and only tighten.
+struct QueryBounds {
+    struct Move {
+        int pit = 0;
+        std::string text;  // notation, as in query's "moves"
+        int lower = 0, upper = 0;
+    };
+    Board board;
+    Rule rule = Rule::Standard;
+    int lower = 0, upper = 0;
+    std::vector<Move> moves;  // every legal move, in pit order
+    uint64_t nodes = 0;       // searched so far for these bounds
+    double seconds = 0;
+    QueryBounds(const Board& b, Rule rule);
+    bool exact() const { return lower == upper; }
+    // Tightens the position's bounds by one MTD(f) pass of its own search.
+    void add_pass(const MtdPass& p);
+};
+
+// The object of a query whose search stopped at its budget: "position", "rule",
+// "unknown": true, "reason", "budget_ms", "lower" and "upper" (the position's proven
+// bounds), "moves" (each move's: "move", "lower", "upper"), "nodes", "seconds".
+Json query_unknown_fields(const QueryBounds& q, const std::string& reason, int budget_ms);
+
+// `query` as a stream of events, each handed to `event` as it is proven (docs/json.md,
+// "Analysis stream"): {"event": "bound"} after every MTD(f) pass of the position, then
+// {"event": "move"} after every pass of each move's search (and once for a move valued
+// without one), last query_fields' object with "event": "value" (nodes and seconds those
+// of the whole stream). `bounds` (of the same board and rule) holds what is proven, also
+// after a stop. `event` returning false stops the search (SearchStopped), as do the
+// solver's stop and limits.
+void query_stream(Solver& solver, QueryBounds& bounds, const std::function<bool(const Json&)>& event);
+
+// Sets the solver's pass hook (Solver::set_pass_hook) for one scope.
+class PassHook {
+  public:
+    PassHook(Solver& s, std::function<void(const MtdPass&)> hook) : s_(s) {
+        s_.set_pass_hook(std::move(hook));
+    }
+    ~PassHook() { s_.set_pass_hook({}); }
+    PassHook(const PassHook&) = delete;
+    PassHook& operator=(const PassHook&) = delete;
+
+  private:
+    Solver& s_;
+};
 
 // A principal variation from `start` to the end of the game (`solve`'s object without the
 // solver's figures): "position", "rule", "value", "result", "best", "best_turn", "pv",

@@ -167,6 +167,9 @@ int run(const std::vector<std::string>& args) {
         ("budget-ms", po::value<int>()->default_value(5000),
          "work budget of one request in ms: a search still running then stops and the "
          "answer is \"not known within the budget\"")
+        ("stream-budget-ms", po::value<int>()->default_value(60000),
+         "work budget of one analysis stream (/api/v1/analysis) in ms: its last event "
+         "then gives the bounds proven")
         ("solvers", po::value<int>()->default_value(1),
          "searches that run at once (each with its own --tt-mb table and --threads)")
         ("queue", po::value<int>()->default_value(4),
@@ -201,6 +204,7 @@ int run(const std::vector<std::string>& args) {
     c.solvers = checked_int(vm, "solvers", 1, 64);
     c.queue = checked_int(vm, "queue", 0, 10000);
     c.budget_ms = checked_int(vm, "budget-ms", 1, 3600 * 1000);
+    c.stream_budget_ms = checked_int(vm, "stream-budget-ms", 1, 3600 * 1000);
     HttpOptions http;
     http.workers = checked_int(vm, "http-threads", 1, 256);
     // Each searching or waiting request holds a worker: with as many workers as solvers +

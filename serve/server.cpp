@@ -101,10 +101,11 @@ class SolverPool {
         free_.notify_all();
     }
 
-    // A free solver for (m, rule) with the budget's clock started, after waiting in the
+    // A free solver for (m, rule) with the budget's clock (budget_ms) started, after waiting in the
     // queue if need be; nullptr when the queue is full, the server stops or `cancel` is
     // set while waiting (then *cancelled is true).
-    Slot* acquire(int m, Rule rule, const std::atomic<bool>* cancel, bool* cancelled) {
+    Slot* acquire(int m, Rule rule, int budget_ms, const std::atomic<bool>* cancel,
+                  bool* cancelled) {
         *cancelled = false;
         std::unique_lock<std::mutex> lock(mu_);
         // Once the server stops no search starts: one started now would run unbudgeted
@@ -134,7 +135,7 @@ class SolverPool {
         slot->busy = true;
         slot->stop = false;
         slot->cancel = cancel;
-        slot->deadline = Clock::now() + std::chrono::milliseconds(config_.budget_ms);
+        slot->deadline = Clock::now() + std::chrono::milliseconds(budget_ms);
         lock.unlock();
         if (!slot->solver || slot->m != m || slot->rule != rule) {
             // A failure here (out of memory) must give the slot back, or it stays busy.
@@ -207,22 +208,31 @@ struct Api::Impl {
     explicit Impl(const ServeConfig& c)
         : config(c), dbs(c.db_dir, c.db_memory_bytes, c.db_layout), pool(config, dbs) {}
 
-    // Runs work on a solver for the request's board. `largest` is the position with the
-    // most seeds in pits the work will search: when the database holds it (or the game is
-    // over), a small solver of this thread answers at once; otherwise one from the pool.
-    ApiReply search(const GameRequest& r, const Board& largest, const std::atomic<bool>* cancel,
-                    const std::function<std::string(Solver&)>& work) {
-        const int m = r.board.pits();
-        const db::Database* d = dbs.get(m, r.rule);
-        if (largest.over() || (d && largest.seeds_in_pits() <= d->max_seeds())) {
+    // How a search ran: `work` on a solver for the request's board. `largest` is the
+    // position with the most seeds in pits the work will search: when the database holds
+    // it (or the game is over), a small solver of this thread answers at once (`pooled`
+    // false); otherwise one from the pool, under `budget_ms`. A search stopped at its budget
+    // calls `stopped` with its nodes and seconds for the answer.
+    struct Search {
+        const GameRequest& r;
+        const Board& largest;
+        int budget_ms;
+        const std::atomic<bool>* cancel;
+        std::function<ApiReply(Solver&, bool pooled)> work;
+        std::function<ApiReply(uint64_t nodes, double seconds)> stopped;
+    };
+    ApiReply search(const Search& x) {
+        const int m = x.r.board.pits();
+        const db::Database* d = dbs.get(m, x.r.rule);
+        if (x.largest.over() || (d && x.largest.seeds_in_pits() <= d->max_seeds())) {
             SolverOptions o;
             o.tt_mb = 1;
             o.db = d;
-            Solver s(m, r.rule, o);
-            return reply(200, work(s));
+            Solver s(m, x.r.rule, o);
+            return x.work(s, false);
         }
         bool cancelled = false;
-        SolverPool::Slot* slot = pool.acquire(m, r.rule, cancel, &cancelled);
+        SolverPool::Slot* slot = pool.acquire(m, x.r.rule, x.budget_ms, x.cancel, &cancelled);
         if (cancelled) return client_gone();
         if (!slot)
             return reply(503, error_json("busy: every solver is searching and " +
@@ -236,20 +246,86 @@ struct Api::Impl {
         const uint64_t nodes0 = slot->solver->stats().nodes;
         const auto t0 = Clock::now();
         try {
-            return reply(200, work(*slot->solver));
+            return x.work(*slot->solver, true);
         } catch (const SearchStopped&) {
-            if (cancel && cancel->load()) return client_gone();
+            if (x.cancel && x.cancel->load()) return client_gone();
             const double secs = std::chrono::duration<double>(Clock::now() - t0).count();
-            return reply(200, analysis::json_line(
-                                  {{"position", format_position(r.board)},
-                                   {"rule", rule_name(r.rule)},
-                                   {"unknown", true},
-                                   {"reason", "not known within the budget of " +
-                                                  std::to_string(config.budget_ms) + " ms"},
-                                   {"budget_ms", config.budget_ms},
-                                   {"nodes", slot->solver->stats().nodes - nodes0},
-                                   {"seconds", secs}}));
+            return x.stopped(slot->solver->stats().nodes - nodes0, secs);
         }
+    }
+
+    // The answer of a search stopped at its budget, without bounds (pv, annotate, pie, move).
+    ApiReply unknown(const GameRequest& r, uint64_t nodes, double seconds) const {
+        return reply(200, analysis::json_line({{"position", format_position(r.board)},
+                                               {"rule", rule_name(r.rule)},
+                                               {"unknown", true},
+                                               {"reason", within(config.budget_ms)},
+                                               {"budget_ms", config.budget_ms},
+                                               {"nodes", nodes},
+                                               {"seconds", seconds}}));
+    }
+    static std::string within(int budget_ms) {
+        return "not known within the budget of " + std::to_string(budget_ms) + " ms";
+    }
+    // A search of one of the endpoints of get(), under the request budget.
+    ApiReply search(const GameRequest& r, const Board& largest, const std::atomic<bool>* cancel,
+                    const std::function<std::string(Solver&)>& work) {
+        return search({r, largest, config.budget_ms, cancel,
+                       [&](Solver& s, bool) { return reply(200, work(s)); },
+                       [&](uint64_t nodes, double secs) { return unknown(r, nodes, secs); }});
+    }
+
+    // query: at the budget, the bounds its search proved for the position.
+    ApiReply query(const GameRequest& r, const std::atomic<bool>* cancel) {
+        QueryBounds bounds(r.board, r.rule);
+        return search({r, r.board, config.budget_ms, cancel,
+                       [&](Solver& s, bool) {
+                           return reply(200, query_json(query_report(s, r.board, r.rule, &bounds)));
+                       },
+                       [&](uint64_t nodes, double secs) {
+                           bounds.nodes = nodes;
+                           bounds.seconds = secs;
+                           return reply(200, json_line(query_unknown_fields(
+                                                 bounds, within(config.budget_ms),
+                                                 config.budget_ms)));
+                       }});
+    }
+
+    // The analysis stream (query_stream): a position the database holds, or a finished
+    // game, is one final event; at the stream budget the last event is the unknown
+    // answer with the bounds proven.
+    ApiReply analysis_stream(const GameRequest& r, const std::atomic<bool>* cancel,
+                             const Api::Emit& emit) {
+        QueryBounds bounds(r.board, r.rule);
+        bool reader_gone = false;
+        auto send = [&](const Json& j) {
+            std::string line = json_line(j);
+            line.pop_back();  // the newline
+            if (!emit(line)) reader_gone = true;
+            return !reader_gone;
+        };
+        return search({r, r.board, config.stream_budget_ms, cancel,
+                       [&](Solver& s, bool pooled) {
+                           if (!pooled) {
+                               Json j = {{"event", "value"}};
+                               j.update(query_fields(query_report(s, r.board, r.rule)));
+                               send(j);
+                           } else {
+                               query_stream(s, bounds, send);
+                           }
+                           return reply(200, "");
+                       },
+                       [&](uint64_t nodes, double secs) {
+                           // Stopped by its reader (send returned false): nobody to tell.
+                           if (reader_gone) return client_gone();
+                           bounds.nodes = nodes;
+                           bounds.seconds = secs;
+                           Json j = {{"event", "unknown"}};
+                           j.update(query_unknown_fields(bounds, within(config.stream_budget_ms),
+                                                         config.stream_budget_ms));
+                           send(j);
+                           return reply(200, "");
+                       }});
     }
 
     ApiReply route(const std::string& name, const std::multimap<std::string, std::string>& raw,
@@ -258,11 +334,7 @@ struct Api::Impl {
             const GameRequest r = parse_game(Params(raw, {}));
             return reply(200, show_json(r.board, r.rule, r.played));
         }
-        if (name == "query") {
-            const GameRequest r = parse_game(Params(raw, {}));
-            return search(r, r.board, cancel,
-                          [&](Solver& s) { return query_json(query_report(s, r.board, r.rule)); });
-        }
+        if (name == "query") return query(parse_game(Params(raw, {})), cancel);
         if (name == "pv") {
             const GameRequest r = parse_game(Params(raw, {}));
             return search(r, r.board, cancel,
@@ -320,11 +392,22 @@ void Api::open_databases() {
                   << " (kalah build-db makes one); every position is searched\n";
 }
 
-bool Api::streams(const std::string&) { return false; }
+bool Api::streams(const std::string& name) { return name == "analysis"; }
 
-ApiReply Api::stream(const std::string& name, const std::multimap<std::string, std::string>&,
-                     const std::atomic<bool>*, const Emit&) {
-    return reply(404, error_json("no such stream: /api/v1/" + name.substr(0, 40)));
+ApiReply Api::stream(const std::string& name, const std::multimap<std::string, std::string>& params,
+                     const std::atomic<bool>* cancel, const Emit& emit) {
+    if (!streams(name)) return reply(404, error_json("no such stream: /api/v1/" + name.substr(0, 40)));
+    // As get(): bad input is its one line (before any event), anything else is logged.
+    try {
+        return impl_->analysis_stream(parse_game(Params(params, {})), cancel, emit);
+    } catch (const InputError& e) {
+        return bad_request(e.what());
+    } catch (const std::invalid_argument& e) {
+        return bad_request(e.what());
+    } catch (const std::exception& e) {
+        std::cerr << "kalah serve: error: /api/v1/" << name << ": " << e.what() << "\n";
+        return reply(500, error_json("internal error"));
+    }
 }
 
 ApiReply Api::get(const std::string& name, const std::multimap<std::string, std::string>& params,

@@ -32,6 +32,7 @@ struct ServeConfig {
     int solvers = 1;             // searches at once
     int queue = 8;               // requests that may wait for a solver
     int budget_ms = 5000;        // work budget of one request
+    int stream_budget_ms = 60000;  // work budget of one stream (Api::stream)
 };
 
 struct ApiReply {
@@ -58,6 +59,9 @@ class Api {
     // event (a bad parameter, a full queue, no such stream) returns that status and JSON
     // body and emits nothing; otherwise it returns {200, ""} after its last event. `emit`
     // returns false once the client is gone: the request then stops, as with `cancel`.
+    // The streams: "analysis" (the query's parameters; its events: docs/json.md, "Analysis
+    // stream"), with its own budget, ServeConfig::stream_budget_ms. Each object is one line
+    // of JSON without a newline.
     using Emit = std::function<bool(const std::string& json_object)>;
     static bool streams(const std::string& name);
     ApiReply stream(const std::string& name, const std::multimap<std::string, std::string>& params,

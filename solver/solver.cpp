@@ -712,6 +712,9 @@ int Solver::Impl::mtdf(const Board& pits, int guess, bool report) {
             upper = r;
         g = r;
         ++pass;
+        if (opts.on_pass)
+            opts.on_pass({pass, beta, r, lower, upper, nodes - n0,
+                          std::chrono::duration<double>(Clock::now() - t0).count()});
         if (report && opts.progress) {
             char buf[200];
             std::snprintf(buf, sizeof buf,
@@ -764,6 +767,10 @@ int Solver::Impl::measured(int s, F&& run) {
     }
     account(0);
     return v;
+}
+
+void Solver::set_pass_hook(std::function<void(const MtdPass&)> hook) {
+    impl_->opts.on_pass = std::move(hook);
 }
 
 Solver::Solver(int m, Rule rule, SolverOptions opts)

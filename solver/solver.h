@@ -36,6 +36,18 @@ class Database;
 
 namespace kalah {
 
+// One MTD(f) pass as SolverOptions::on_pass reports it: the null-window test "v >= beta"
+// of a position's pits value v (mover's view, as Solver::pits_value), what it proved
+// (v >= result if result >= beta, else v <= result) and the bounds lower <= v <= upper
+// proven so far by this search; nodes and seconds count from the search's first pass.
+struct MtdPass {
+    int pass = 0;  // 1-based
+    int beta = 0, result = 0;
+    int lower = 0, upper = 0;
+    uint64_t nodes = 0;
+    double seconds = 0;
+};
+
 struct SolverOptions {
     size_t tt_mb = 1024;                // transposition table size in MiB
     int threads = 1;                    // search threads
@@ -46,6 +58,10 @@ struct SolverOptions {
     std::optional<int> guess;           // first MTD(f) guess (pits value, mover's view)
     // Called after every MTD(f) pass (for progress on stderr); may be empty.
     std::function<void(const std::string&)> progress;
+    // Called after every MTD(f) pass of every search (a position's, and each child's inside
+    // move_values), from the calling thread; may be empty. It may throw SearchStopped to
+    // end the search there (everything proven so far stays in the table).
+    std::function<void(const MtdPass&)> on_pass;
     // Called about every heartbeat_seconds during a search (nodes, nodes/s, the pass's
     // test, table size, elapsed), from the calling thread; may be empty.
     std::function<void(const std::string&)> heartbeat;
@@ -113,6 +129,8 @@ public:
     // Replaces SolverOptions::node_limit and time_limit_seconds for the following calls
     // (a reused solver given another budget per call).
     void set_limits(uint64_t node_limit, double time_limit_seconds);
+    // Replaces SolverOptions::on_pass for the following calls (empty: none).
+    void set_pass_hook(std::function<void(const MtdPass&)> hook);
 
     const SolverStats& stats() const;  // accumulated over all calls
     void clear();                      // empty the TT and reset stats

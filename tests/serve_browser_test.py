@@ -15,7 +15,10 @@ hidden hiding marks, values, bar and graph, the phone layout (375 px: pit labels
 on screen, badges inside the board and apart), one API request at a time with
 cancellation, and, on a second server with a 1.5 s budget (--budget-ms), Kalah(6,4)'s
 unknown value: a spinner, then the message once, "best move" saying why, and the engine
-saying it cannot move and asking again on retry (no stall).
+saying it cannot move and asking again on retry (no stall). Last the analysis stream, on a
+third server without a database: Kalah(5,4)'s start shows a proven bound before its exact
+value, and leaving a position while its stream runs ends that stream (the server logs the
+request as ended and its CPU time stays still).
 
 usage: serve_browser_test.py KALAH_BINARY [--screenshots DIR]
   --screenshots DIR: also write DIR/serve-desktop.png and DIR/serve-phone.png (Kalah(6,3)).
@@ -103,6 +106,7 @@ def main():
         phone(driver, base)
         requests_one_at_a_time(driver, base)
         unknown_within_budget(driver)
+        streaming(driver)
         if SHOTS:
             screenshots(driver, base)
     finally:
@@ -524,6 +528,10 @@ def api_log(driver):
         p = msg["params"]
         if msg["method"] == "Network.requestWillBeSent" and "/api/v1/" in p["request"]["url"]:
             out.append(("sent", p["requestId"], p["request"]["url"]))
+        elif msg["method"] == "Network.eventSourceMessageReceived" and (
+                '"event": "value"' in p["data"] or '"event": "unknown"' in p["data"]):
+            # The analysis stream's last event: the page closes it there.
+            out.append(("done", p["requestId"], ""))
         elif msg["method"] in ("Network.loadingFinished", "Network.loadingFailed"):
             out.append(("failed" if p.get("canceled") else "done", p["requestId"], ""))
     return out
@@ -560,7 +568,7 @@ def requests_one_at_a_time(driver, base):
 def unknown_within_budget(driver):
     """A server with a 1.5 s budget and no database cannot value Kalah(6,4)'s start."""
     server = subprocess.Popen([KALAH, "serve", "--port", "0", "--quiet", "--budget-ms", "1500",
-                               "--tt-mb", "64"], cwd=WORK, stdout=subprocess.PIPE,
+                               "--stream-budget-ms", "1500", "--tt-mb", "64"], cwd=WORK, stdout=subprocess.PIPE,
                               stderr=subprocess.PIPE, text=True)
     try:
         base = server.stdout.readline().split("listening on ")[1].strip().rstrip("/")
@@ -598,6 +606,60 @@ def unknown_within_budget(driver):
               "retry asks the engine again")
         check(wait(driver, stuck, "the engine's second answer", timeout=30), "and it answers again")
         Select(driver.find_element(By.ID, "engine")).select_by_value("")
+    finally:
+        server.terminate()
+        server.wait(timeout=20)
+
+
+def cpu_ticks(pid):
+    with open("/proc/%d/stat" % pid) as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return int(fields[11]) + int(fields[12])  # utime + stime
+
+
+def streaming(driver):
+    """The analysis stream: bounds shown before the value; moving on ends the stream."""
+    import threading
+    server = subprocess.Popen([KALAH, "serve", "--port", "0", "--tt-mb", "64"], cwd=WORK,
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    log = []
+    threading.Thread(target=lambda: [log.append(l) for l in server.stderr], daemon=True).start()
+    # A stream's log line is written when it ends: 200 after its last event or once cut
+    # after its first, 499 when cut before it.
+    ended = lambda: sum("GET /api/v1/analysis 200" in l or "GET /api/v1/analysis 499" in l for l in log)
+    try:
+        base = server.stdout.readline().split("listening on ")[1].strip().rstrip("/")
+        status = lambda: driver.find_element(By.ID, "status").text
+        # Every text the status line shows, in order (a page hook of the test's own).
+        watch = """window.__status = []; const st = document.getElementById('status');
+            new MutationObserver(() => window.__status.push(st.textContent))
+                .observe(st, {childList: true, subtree: true, characterData: true});"""
+        driver.get(base + "/?" + urllib.parse.urlencode({"start": "4,4,4,4,4/4,4,4,4,4/0,0/A"}))
+        driver.execute_script(watch)
+        wait(driver, lambda: page_state(driver) == ("4,4,4,4,4/4,4,4,4,4/0,0/A", "ready"),
+             "Kalah(5,4)'s value", timeout=180)
+        seen = driver.execute_script("return window.__status")
+        bounds = [t for t in seen if ">= " in t or "<= " in t]
+        final = status()
+        check("value +10" in final, "Kalah(5,4)'s exact value, +10: %r" % final)
+        check(bool(bounds) and seen.index(bounds[0]) < len(seen) - 1 and "proving" in bounds[0],
+              "a proven bound shown before the value: %r" % bounds[:3])
+        # Kalah(6,4) takes far longer than this test: its stream is running when the user
+        # moves on (a move, then a new page), and each one ends at once.
+        driver.get(base + "/")
+        wait(driver, lambda: "proving" in status() or "asking" in status(), "the start's stream", timeout=10)
+        before = ended()
+        keys(driver, "1")
+        check(wait(driver, lambda: ended() > before, "the start's stream ended", timeout=10),
+              "moving on ends the start's stream (%d ended)" % ended())
+        driver.get(base + "/?" + urllib.parse.urlencode({"start": START}))
+        wait_ready(driver, START)
+        check(wait(driver, lambda: ended() >= before + 3, "A1's stream ended", timeout=10),
+              "a new page ends A1's stream (%d ended)" % ended())
+        t0 = cpu_ticks(server.pid)
+        time.sleep(1.0)
+        spent = cpu_ticks(server.pid) - t0
+        check(spent < 30, "no search runs after the streams ended (%d ticks in 1 s)" % spent)
     finally:
         server.terminate()
         server.wait(timeout=20)

@@ -8,12 +8,15 @@
 
 #include <atomic>
 #include <chrono>
+#include <functional>
 #include <random>
 #include <thread>
 
 #include "brute_force.h"
 #include "random_position.h"
+#include "analysis/reports.h"
 #include "serve/server.h"
+#include "solver/solver.h"
 
 namespace {
 using kalah::serve::Api;
@@ -42,6 +45,36 @@ void wait_for_load(const Api& api, int searching, int waiting) {
 }
 
 std::string error_of(const ApiReply& r) { return json::parse(r.body).value("error", ""); }
+
+// A stream's status and events, parsed. `on_event` (optional) sees each event as it comes
+// and answers as Emit does (false: the reader is gone).
+struct Streamed {
+    ApiReply reply;
+    std::vector<json> events;
+};
+Streamed stream(Api& api, const Params& p, const std::atomic<bool>* cancel = nullptr,
+                const std::function<bool(const json&)>& on_event = {}) {
+    Streamed s;
+    s.reply = api.stream("analysis", p, cancel, [&](const std::string& object) {
+        // One JSON object a line, no newline: what a server-sent event's data line holds.
+        CHECK(object.find('\n') == std::string::npos);
+        s.events.push_back(json::parse(object));
+        return on_event ? on_event(s.events.back()) : true;
+    });
+    return s;
+}
+
+// The fields of query's answer that are values: without "nodes", "seconds" (and "event").
+json values_of(json j) {
+    j.erase("nodes");
+    j.erase("seconds");
+    j.erase("event");
+    return j;
+}
+
+// Kalah(6,4) from the start under empty-capture: +10 (rules.md, "Value"), far beyond the
+// budgets these cases give.
+const Params kSixFour = {{"pits", "6"}, {"seeds", "4"}, {"rule", "empty-capture"}};
 }  // namespace
 
 TEST_SUITE("serve") {
@@ -158,6 +191,223 @@ TEST_SUITE("serve") {
         CHECK(j["unknown"] == true);
         CHECK(j["budget_ms"] == 50);
         CHECK(api.load().searching == 0);
+    }
+
+    TEST_CASE("budget: the unknown answer holds the bounds its search proved") {
+        ServeConfig c = small_config();
+        c.budget_ms = 300;
+        Api api(c);
+        const ApiReply r = api.get("query", kSixFour);
+        REQUIRE(r.status == 200);
+        const json j = json::parse(r.body);
+        REQUIRE(j["unknown"] == true);
+        INFO(r.body);
+        CHECK(j["lower"].get<int>() <= 10);
+        CHECK(j["upper"].get<int>() >= 10);
+        CHECK(j["moves"].size() == 6);
+    }
+
+    TEST_CASE("analysis stream: every bound holds the exact value, bounds only tighten, the "
+              "last event is query's answer") {
+        Api api(small_config());
+        std::mt19937 rng(34);
+        int open_bounds = 0, move_events = 0;
+        for (kalah::Rule rule : {kalah::Rule::Standard, kalah::Rule::EmptyCapture}) {
+            for (int m : {3, 4, 5}) {
+                for (int i = 0; i < 8; ++i) {
+                    const kalah::Board b = random_position(rng, m, 4 + int(rng() % (4 * m)));
+                    const Params p = {{"position", kalah::format_position(b)},
+                                      {"rule", kalah::rule_name(rule)}};
+                    const Streamed s = stream(api, p);
+                    REQUIRE(s.reply.status == 200);
+                    CHECK(s.reply.body.empty());
+                    REQUIRE(!s.events.empty());
+                    const json& last = s.events.back();
+                    INFO(p.begin()->second, " ", last.dump());
+                    REQUIRE(last["event"] == "value");
+                    const ApiReply q = api.get("query", p);
+                    REQUIRE(q.status == 200);
+                    CHECK(values_of(last) == values_of(json::parse(q.body)));
+                    const int value = last["value"];
+                    std::map<std::string, int> move_value;
+                    for (const auto& mv : last["moves"]) move_value[mv["move"]] = mv["value"];
+                    // The position's bounds, then each move's, tightening; every one holds
+                    // its exact value.
+                    int lo = -1000, hi = 1000;
+                    std::map<std::string, std::pair<int, int>> move_bounds;
+                    bool moves_started = false;
+                    for (size_t k = 0; k + 1 < s.events.size(); ++k) {
+                        const json& e = s.events[k];
+                        const int l = e["lower"], u = e["upper"];
+                        CHECK(l <= u);
+                        if (e["event"] == "bound") {
+                            CHECK(!moves_started);
+                            CHECK(l >= lo);
+                            CHECK(u <= hi);
+                            lo = l;
+                            hi = u;
+                            CHECK(l <= value);
+                            CHECK(value <= u);
+                            open_bounds += l < u;
+                        } else {
+                            REQUIRE(e["event"] == "move");
+                            moves_started = true;
+                            ++move_events;
+                            const std::string mv = e["move"];
+                            REQUIRE(move_value.count(mv) == 1);
+                            auto [it, first] = move_bounds.try_emplace(mv, -1000, 1000);
+                            CHECK(l >= it->second.first);
+                            CHECK(u <= it->second.second);
+                            it->second = {l, u};
+                            CHECK(l <= move_value[mv]);
+                            CHECK(move_value[mv] <= u);
+                        }
+                    }
+                    // Every move ends proven exact before the last event.
+                    CHECK(move_bounds.size() == move_value.size());
+                    for (const auto& [mv, lu] : move_bounds) {
+                        CHECK(lu.first == move_value[mv]);
+                        CHECK(lu.second == move_value[mv]);
+                    }
+                    CHECK(lo == value);
+                    CHECK(hi == value);
+                }
+            }
+        }
+        // The sample streamed bounds before values (not only final answers).
+        CHECK(open_bounds > 20);
+        CHECK(move_events > 100);
+    }
+
+    TEST_CASE("analysis stream: a finished game is one event, query's answer") {
+        Api api(small_config());
+        const Params p = {{"position", "0,0,0/1,2,0/5,4/A"}};
+        const Streamed s = stream(api, p);
+        REQUIRE(s.reply.status == 200);
+        REQUIRE(s.events.size() == 1);
+        CHECK(s.events[0]["event"] == "value");
+        CHECK(values_of(s.events[0]) == values_of(json::parse(api.get("query", p).body)));
+    }
+
+    TEST_CASE("analysis stream: bad input is one status and no event") {
+        Api api(small_config());
+        CHECK(Api::streams("analysis"));
+        CHECK(!Api::streams("query"));
+        const Streamed bad = stream(api, {{"pits", "3"}, {"seeds", "x"}});
+        CHECK(bad.reply.status == 400);
+        CHECK(error_of(bad.reply).find("'seeds'") != std::string::npos);
+        CHECK(bad.events.empty());
+        const Streamed unknown_name = stream(api, {{"pits", "3"}, {"seeds", "3"}, {"level", "easy"}});
+        CHECK(unknown_name.reply.status == 400);
+        CHECK(unknown_name.events.empty());
+        size_t events = 0;
+        const ApiReply none = api.stream("query", {{"pits", "3"}, {"seeds", "3"}}, nullptr,
+                                         [&](const std::string&) { return ++events, true; });
+        CHECK(none.status == 404);
+        CHECK(events == 0);
+    }
+
+    TEST_CASE("analysis stream: a cancel, or a reader gone, stops the search") {
+        Api api(small_config());
+        // The cancel flag set while it searches: the search stops without another event
+        // and the solver is free.
+        std::atomic<bool> cancel{false};
+        Streamed c;
+        std::thread t([&] { c = stream(api, kHard, &cancel); });
+        wait_for_load(api, 1, 0);
+        cancel = true;
+        t.join();
+        CHECK(c.reply.status == 499);
+        for (const json& e : c.events) CHECK(e["event"] == "bound");
+        CHECK(api.load().searching == 0);
+        // Emit answering false: the stream ends at that event, whichever it is.
+        const Params small = {{"pits", "4"}, {"seeds", "3"}};
+        for (size_t stop_at : {1, 2, 3, 5}) {
+            size_t seen = 0;
+            const Streamed g = stream(api, small, nullptr, [&](const json&) { return ++seen < stop_at; });
+            CHECK(g.reply.status == 499);
+            CHECK(g.events.size() == stop_at);
+            CHECK(api.load().searching == 0);
+        }
+        // And the same stream read to its end has more events than those.
+        CHECK(stream(api, small).events.size() > 5);
+    }
+
+    TEST_CASE("analysis stream: at its own budget the last event is unknown with the bounds") {
+        ServeConfig c = small_config();
+        c.budget_ms = 1;  // the request budget: not the stream's
+        c.stream_budget_ms = 400;
+        Api api(c);
+        const Streamed s = stream(api, kSixFour);
+        REQUIRE(s.reply.status == 200);
+        REQUIRE(!s.events.empty());
+        const json& last = s.events.back();
+        INFO(last.dump());
+        CHECK(last["event"] == "unknown");
+        CHECK(last["unknown"] == true);
+        CHECK(last["budget_ms"] == 400);
+        CHECK(last["lower"].get<int>() <= 10);
+        CHECK(last["upper"].get<int>() >= 10);
+        // The last bound streamed is the one the unknown answer gives.
+        if (s.events.size() > 1) {
+            const json& before = s.events[s.events.size() - 2];
+            if (before["event"] == "bound") {
+                CHECK(before["lower"] == last["lower"]);
+                CHECK(before["upper"] == last["upper"]);
+            }
+        }
+    }
+}
+
+// query_stream and query_report stopped at any point (a node limit standing in for the
+// budget) leave bounds that hold the exact values, for either side to move.
+TEST_SUITE("serve") {
+    TEST_CASE("query_stream, query_report: the bounds of a stopped search hold the exact values") {
+        std::mt19937 rng(35);
+        int stopped = 0, tightened[2] = {0, 0};  // [streamed]
+        for (kalah::Rule rule : {kalah::Rule::Standard, kalah::Rule::EmptyCapture}) {
+            kalah::SolverOptions exact_opts;
+            exact_opts.tt_mb = 4;
+            kalah::Solver exact(4, rule, exact_opts);
+            for (int i = 0; i < 40; ++i) {
+                const kalah::Board b = random_position(rng, 4, 14 + int(rng() % 10));
+                INFO(kalah::format_position(b));
+                const int v = exact.value(b);
+                const auto mv = exact.move_values(b);
+                const kalah::analysis::QueryBounds seed_only(b, rule);
+                for (bool streamed : {true, false}) {
+                    kalah::SolverOptions o;
+                    o.tt_mb = 4;
+                    o.node_limit = 300 + rng() % 3000;
+                    kalah::Solver limited(4, rule, o);
+                    kalah::analysis::QueryBounds bounds(b, rule);
+                    try {
+                        if (streamed)
+                            kalah::analysis::query_stream(
+                                limited, bounds, [](const kalah::analysis::Json&) { return true; });
+                        else
+                            kalah::analysis::query_report(limited, b, rule, &bounds);
+                    } catch (const kalah::SearchStopped&) {
+                        ++stopped;
+                        // Stopped in the position's own search, past its first pass.
+                        tightened[streamed] += !bounds.exact() && (bounds.lower > seed_only.lower ||
+                                                                   bounds.upper < seed_only.upper);
+                    }
+                    CHECK(bounds.lower <= v);
+                    CHECK(v <= bounds.upper);
+                    REQUIRE(mv.size() == bounds.moves.size());
+                    for (size_t k = 0; k < mv.size(); ++k) {
+                        CHECK(bounds.moves[k].text == mv[k].text);
+                        CHECK(bounds.moves[k].lower <= mv[k].value);
+                        CHECK(mv[k].value <= bounds.moves[k].upper);
+                    }
+                }
+            }
+        }
+        // Enough searches stopped, and enough of those with bounds past the seed count's.
+        CHECK(stopped > 20);
+        CHECK(tightened[0] > 5);
+        CHECK(tightened[1] > 5);
     }
 }
 #endif

@@ -10,7 +10,9 @@
 //
 // Requests: at most one at a time (`inflight`), the current position first, then the
 // other positions of the line shown (for the marks and the graph); a request for a
-// position the user has left is aborted (AbortController).
+// position the user has left is aborted (AbortController). The current position's value
+// comes from the analysis stream (/api/v1/analysis, an EventSource): its proven bounds are
+// shown as they arrive, and it is closed when the user moves on.
 'use strict';
 
 const $ = (id) => document.getElementById(id);
@@ -40,6 +42,8 @@ const state = {
 };
 const values = new Map();  // "position|rule" -> the query object, {unknown: ...} or {error: ...}
 let inflight = null;       // {kind: 'query' | 'move', node, key, ctl}
+const progress = new Map();  // "position|rule" -> the stream's last bound event, while it runs
+const noStream = new Set();  // keys whose stream failed: asked with /api/v1/query instead
 
 // ---- Positions and sowing (rules.md) -------------------------------------------------
 
@@ -189,8 +193,13 @@ function pump() {
     // Whether the page still waits for the server (the screenshots wait for "no").
     document.body.dataset.busy = req ? 'yes' : 'no';
     if (!req) return;
-    const ctl = new AbortController();
     const key = valueKey(req.node.board);
+    if (req.kind === 'query' && req.node === state.cur && !noStream.has(key) &&
+        typeof EventSource !== 'undefined') {
+        openStream(req, key);
+        return;
+    }
+    const ctl = new AbortController();
     const mine = {kind: req.kind, node: req.node, key, ctl};
     inflight = mine;
     if (req.kind === 'move') state.engine = {node: req.node, waiting: true};
@@ -218,6 +227,50 @@ function pump() {
             render();
             pump();
         });
+}
+
+// The current position's value as the server proves it: each bound event is shown at
+// once, the last event ("value", or "unknown" at the stream's budget) is the query's
+// object. A stream refused or cut before its last event gives way to /api/v1/query, which
+// says why (400, 429, 503...).
+function openStream(req, key) {
+    const q = new URLSearchParams({position: formatPosition(req.node.board), rule: state.rule});
+    const es = new EventSource(`/api/v1/analysis?${q}`);
+    const mine = {kind: 'query', node: req.node, key, ctl: {abort: () => es.close()}};
+    inflight = mine;
+    render();
+    const end = (v) => {
+        es.close();
+        progress.delete(key);
+        if (inflight === mine) inflight = null;
+        if (v) values.set(key, v);
+        render();
+        pump();
+    };
+    es.onmessage = (e) => {
+        if (inflight !== mine) {
+            es.close();
+            return;
+        }
+        let ev;
+        try {
+            ev = JSON.parse(e.data);
+        } catch (x) {
+            return;
+        }
+        if (ev.event === 'value' || ev.event === 'unknown') {
+            delete ev.event;
+            end(ev);
+        } else if (ev.event === 'bound') {
+            progress.set(key, ev);
+            renderStatus();
+        }
+    };
+    es.onerror = () => {
+        if (inflight !== mine) return;
+        noStream.add(key);
+        end(null);
+    };
 }
 
 // ---- The game tree and the URL ---------------------------------------------------------
@@ -415,13 +468,24 @@ function bestMoveBlocked() {
     const v = valueOf(state.cur);
     if (!v) return 'the value of this position is still being asked for';
     if (v.error) return 'no value: ' + v.error;
-    if (v.unknown) return 'the value is not known within the server\u2019s budget (retry, or play a move)';
+    if (v.unknown) {
+        // The move with the best lower bound proven for the mover, if any beats the rest.
+        const side = state.cur.board.side;
+        const low = (x) => (side === 'A' ? x.lower : -x.upper);
+        const ms = (v.moves || []).filter((x) => Number.isInteger(x.lower));
+        const top = ms.length ? ms.reduce((a, b) => (low(b) > low(a) ? b : a)) : null;
+        const proven = top && ms.some((x) => low(x) < low(top)) ?
+            `; the best bound proven: ${top.move} ${boundText(top)}` : '';
+        return 'the value is not known within the server\u2019s budget' + proven +
+            ' (retry, or play a move)';
+    }
     if (!v.best || !v.best.length) return 'no move to play';
     return '';
 }
 
 function retry() {
     values.delete(valueKey(state.cur.board));
+    noStream.delete(valueKey(state.cur.board));
     if (state.engine && state.engine.node === state.cur) state.engine = null;
     state.note = '';
     render();
@@ -683,7 +747,12 @@ function renderStatus() {
         note();
         return;
     }
-    if (!v) {
+    const p = !v && progress.get(valueKey(bd));
+    if (p) {
+        span('spinner', '');
+        span('value bound', `value ${boundText(p)}`).id = 'bound';
+        span('source', ` \u2014 proving: ${p.nodes} nodes, ${Number(p.seconds).toFixed(1)} s`);
+    } else if (!v) {
         span('spinner', '');
         span('source', 'asking the server\u2026');
     } else if (v.error) {
@@ -1047,6 +1116,11 @@ function setup() {
         e.preventDefault();
     });
     window.addEventListener('popstate', loadFromUrl);
+    // Leaving the page ends its request at once (a stream would otherwise search on).
+    window.addEventListener('pagehide', () => {
+        if (inflight) inflight.ctl.abort();
+        inflight = null;
+    });
     // The board's text sizes follow its width on screen (renderBoard).
     let boardWidth = 0;
     new ResizeObserver(() => {
