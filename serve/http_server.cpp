@@ -417,6 +417,16 @@ struct Connection : std::enable_shared_from_this<Connection> {
     // The worker's answer (io thread).
     void finish(Job& j, HttpResponse res) {
         job.reset();
+        // A stream is logged when it ends: 200 when it ran to its last event, 499 when
+        // its client went away first. An answer with no client left to take it is
+        // logged with its status (499 from the API) here, as respond() is not reached.
+        if (server.opt.log && j.stream_started)
+            server.opt.log(j.request, state == State::Closed || j.cancel ||
+                                              j.emit_state == Job::Emit::Failed
+                                          ? 499
+                                          : 200);
+        else if (server.opt.log && state == State::Closed)
+            server.opt.log(j.request, res.status);
         if (state == State::Closed) return;
         if (j.stream_started) {
             // A stream ends with its connection (Connection: close).
@@ -461,7 +471,6 @@ struct Connection : std::enable_shared_from_this<Connection> {
         if (first) {
             *bytes = head_of(200, "text/event-stream", {{"Cache-Control", "no-store"}},
                              std::nullopt, true);
-            if (server.opt.log) server.opt.log(j->request, 200);
         }
         *bytes += data;
         arm(server.opt.write_timeout);
