@@ -392,14 +392,13 @@ void Api::open_databases() {
                   << " (kalah build-db makes one); every position is searched\n";
 }
 
-bool Api::streams(const std::string& name) { return name == "analysis"; }
-
-ApiReply Api::stream(const std::string& name, const std::multimap<std::string, std::string>& params,
-                     const std::atomic<bool>* cancel, const Emit& emit) {
-    if (!streams(name)) return reply(404, error_json("no such stream: /api/v1/" + name.substr(0, 40)));
-    // As get(): bad input is its one line (before any event), anything else is logged.
+namespace {
+// Runs one request of get() or stream(): bad input gets its one-line message (400);
+// anything else is the server's problem, logged here and answered without its text.
+template <class Run>
+ApiReply guarded(const std::string& name, Run run) {
     try {
-        return impl_->analysis_stream(parse_game(Params(params, {})), cancel, emit);
+        return run();
     } catch (const InputError& e) {
         return bad_request(e.what());
     } catch (const std::invalid_argument& e) {
@@ -409,21 +408,22 @@ ApiReply Api::stream(const std::string& name, const std::multimap<std::string, s
         return reply(500, error_json("internal error"));
     }
 }
+}  // namespace
+
+bool Api::streams(const std::string& name) { return name == "analysis"; }
+
+ApiReply Api::stream(const std::string& name, const std::multimap<std::string, std::string>& params,
+                     const std::atomic<bool>* cancel, const Emit& emit) {
+    if (!streams(name)) return reply(404, error_json("no such stream: /api/v1/" + name.substr(0, 40)));
+    // Bad input is its one line, before any event.
+    return guarded(name, [&] {
+        return impl_->analysis_stream(parse_game(Params(params, {})), cancel, emit);
+    });
+}
 
 ApiReply Api::get(const std::string& name, const std::multimap<std::string, std::string>& params,
                   const std::atomic<bool>* cancel) {
-    // Bad input gets its one-line message; anything else is the server's problem, logged
-    // here and answered without its text.
-    try {
-        return impl_->route(name, params, cancel);
-    } catch (const InputError& e) {
-        return bad_request(e.what());
-    } catch (const std::invalid_argument& e) {
-        return bad_request(e.what());
-    } catch (const std::exception& e) {
-        std::cerr << "kalah serve: error: /api/v1/" << name << ": " << e.what() << "\n";
-        return reply(500, error_json("internal error"));
-    }
+    return guarded(name, [&] { return impl_->route(name, params, cancel); });
 }
 
 }  // namespace kalah::serve

@@ -80,7 +80,7 @@ if(KALAH_SERVE)
   add_test(NAME serve-damage
            COMMAND ${KALAH_PYTHON3} ${PROJECT_SOURCE_DIR}/tests/serve_damage_test.py $<TARGET_FILE:kalah>)
   set_tests_properties(serve-damage PROPERTIES TIMEOUT 300)
-  # The load test (issue #33's targets: a covered query's p99 < 1 s during 300 slowloris
+  # The load test (its targets: a covered query's p99 < 1 s during 300 slowloris
   # connections, 200 hard queries and 32 multi-range clients; idle, RSS within 20% after):
   # release builds only (a sanitizer's slowdown is not the server's latency), and alone
   # (RUN_SERIAL): beside another suite's searches on two cores the latency measured is the
