@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
 #include <filesystem>
 #include <map>
 #include <optional>
@@ -901,18 +902,45 @@ TEST_SUITE("campaign") {
     TEST_CASE("kalah campaign killed with SIGKILL at random moments resumes to the same value") {
         TempDir dir("kill");
         const std::string d = (dir.path / "c").string();
+        const std::string journal = d + "/" + kJournalName;
         const int want = Solver(4, Rule::Standard, job_options(0)).pits_value(Board::start(4, 4));
-        std::mt19937 rng(std::random_device{}());
+        const uint64_t seed = std::random_device{}();
+        CAPTURE(seed);
+        std::mt19937_64 rng(seed);
+        // A run's moment of death is tied to its progress, not to the clock, so that a fast
+        // machine (where the whole campaign takes a few milliseconds) is killed as surely as
+        // a slow one: each run dies once its journal has grown by a random 1..1500 bytes
+        // (the whole journal is ~15 KB), then a random 0..2 ms later, which lands some kills
+        // in the middle of a write.
+        const auto journal_size = [&] {
+            std::error_code ec;
+            const auto n = std::filesystem::file_size(journal, ec);
+            return ec ? uintmax_t(0) : n;
+        };
         int kills = 0;
         for (int t = 0; t < 12; ++t) {
+            CAPTURE(t);
+            const uintmax_t target = journal_size() + 1 + rng() % 1500;
             const pid_t pid = spawn_kalah_quiet({"campaign", "--pits", "4", "--seeds", "4", "--db",
                                                  "/nonexistent", "--tt-mb", "16", "--threads",
                                                  "2", "--job-nodes", "2000", "-q", "--dir", d});
             REQUIRE(pid >= 0);
-            ::usleep(5000 + rng() % 150000);
-            ::kill(pid, SIGKILL);
             int status = 0;
-            ::waitpid(pid, &status, 0);
+            bool exited = false;
+            const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(120);
+            while (journal_size() < target) {
+                if (::waitpid(pid, &status, WNOHANG) == pid) {
+                    exited = true;
+                    break;
+                }
+                REQUIRE(std::chrono::steady_clock::now() < deadline);
+                ::usleep(100);
+            }
+            if (!exited) {
+                ::usleep(useconds_t(rng() % 2000));
+                ::kill(pid, SIGKILL);
+                ::waitpid(pid, &status, 0);
+            }
             if (WIFSIGNALED(status)) {
                 ++kills;
             } else {
@@ -922,7 +950,7 @@ TEST_SUITE("campaign") {
             }
         }
         MESSAGE("killed the campaign ", kills, " times");
-        CHECK(kills > 0);
+        CHECK(kills >= 6);
         const CliResult r = run_kalah(
             "campaign --pits 4 --seeds 4 --db /nonexistent --tt-mb 16 "
             "--threads 2 --job-nodes 2000 -q --json --dir " +
