@@ -170,6 +170,8 @@ int run(const std::vector<std::string>& args) {
         ("stream-budget-ms", po::value<int>()->default_value(60000),
          "work budget of one analysis stream (/api/v1/analysis) in ms: its last event "
          "then gives the bounds proven")
+        ("no-book", "search every position: do not answer the first plies of Kalah(6,4) "
+         "and the other boards of data/book/ from the built-in opening books")
         ("solvers", po::value<int>()->default_value(1),
          "searches that run at once (each with its own --tt-mb table and --threads)")
         ("queue", po::value<int>()->default_value(4),
@@ -205,6 +207,7 @@ int run(const std::vector<std::string>& args) {
     c.queue = checked_int(vm, "queue", 0, 10000);
     c.budget_ms = checked_int(vm, "budget-ms", 1, 3600 * 1000);
     c.stream_budget_ms = checked_int(vm, "stream-budget-ms", 1, 3600 * 1000);
+    c.books = vm.count("no-book") == 0;
     HttpOptions http;
     http.workers = checked_int(vm, "http-threads", 1, 256);
     // Each searching or waiting request holds a worker: with as many workers as solvers +

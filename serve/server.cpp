@@ -20,6 +20,7 @@
 #include "analysis/text.h"
 #include "db/database.h"
 #include "db/open.h"
+#include "serve/books.h"
 
 namespace kalah::serve {
 using namespace kalah::analysis;
@@ -210,9 +211,11 @@ struct Api::Impl {
 
     // How a search ran: `work` on a solver for the request's board. `largest` is the
     // position with the most seeds in pits the work will search: when the database holds
-    // it (or the game is over), a small solver of this thread answers at once (`pooled`
-    // false); otherwise one from the pool, under `budget_ms`. A search stopped at its budget
-    // calls `stopped` with its nodes and seconds for the answer.
+    // it (or the game is over), or when the work only values the board and its moves
+    // (`moves_only`) and the opening book holds them all, a small solver of this thread
+    // answers at once (`pooled` false); otherwise one from the pool, under `budget_ms`. A
+    // search stopped at its budget calls `stopped` with its nodes and seconds for the
+    // answer. Every solver consults the board's opening book, if any.
     struct Search {
         const GameRequest& r;
         const Board& largest;
@@ -220,14 +223,30 @@ struct Api::Impl {
         const std::atomic<bool>* cancel;
         std::function<ApiReply(Solver&, bool pooled)> work;
         std::function<ApiReply(uint64_t nodes, double seconds)> stopped;
+        bool moves_only = false;
     };
+    // Whether the book (and the database) value b and each of its moves without a search.
+    static bool book_answers(const Book* book, const Board& b, Rule rule, const db::Database* d) {
+        if (b.over()) return true;
+        if (!book || !book->pits_value(b)) return false;
+        for (int p : b.legal_moves()) {
+            Board c = b;
+            c.play(p, rule);
+            if (!c.over() && !book->pits_value(c) && !(d && c.seeds_in_pits() <= d->max_seeds()))
+                return false;
+        }
+        return true;
+    }
     ApiReply search(const Search& x) {
         const int m = x.r.board.pits();
         const db::Database* d = dbs.get(m, x.r.rule);
-        if (x.largest.over() || (d && x.largest.seeds_in_pits() <= d->max_seeds())) {
+        const Book* book = config.books ? builtin_book_for(x.r.board, x.r.rule) : nullptr;
+        if (x.largest.over() || (d && x.largest.seeds_in_pits() <= d->max_seeds()) ||
+            (x.moves_only && book_answers(book, x.r.board, x.r.rule, d))) {
             SolverOptions o;
             o.tt_mb = 1;
             o.db = d;
+            o.book = book;
             Solver s(m, x.r.rule, o);
             return x.work(s, false);
         }
@@ -243,6 +262,7 @@ struct Api::Impl {
             SolverPool::Slot* s;
             ~Release() { p.release(s); }
         } release{pool, slot};
+        slot->solver->set_book(book);
         const uint64_t nodes0 = slot->solver->stats().nodes;
         const auto t0 = Clock::now();
         try {
@@ -269,10 +289,11 @@ struct Api::Impl {
     }
     // A search of one of the endpoints of get(), under the request budget.
     ApiReply search(const GameRequest& r, const Board& largest, const std::atomic<bool>* cancel,
-                    const std::function<std::string(Solver&)>& work) {
+                    const std::function<std::string(Solver&)>& work, bool moves_only = false) {
         return search({r, largest, config.budget_ms, cancel,
                        [&](Solver& s, bool) { return reply(200, work(s)); },
-                       [&](uint64_t nodes, double secs) { return unknown(r, nodes, secs); }});
+                       [&](uint64_t nodes, double secs) { return unknown(r, nodes, secs); },
+                       moves_only});
     }
 
     // query: at the budget, the bounds its search proved for the position.
@@ -288,7 +309,8 @@ struct Api::Impl {
                            return reply(200, json_line(query_unknown_fields(
                                                  bounds, within(config.budget_ms),
                                                  config.budget_ms)));
-                       }});
+                       },
+                       true});
     }
 
     // The analysis stream (query_stream): a position the database holds, or a finished
@@ -325,7 +347,8 @@ struct Api::Impl {
                                                          config.stream_budget_ms));
                            send(j);
                            return reply(200, "");
-                       }});
+                       },
+                       true});
     }
 
     ApiReply route(const std::string& name, const std::multimap<std::string, std::string>& raw,
@@ -368,10 +391,13 @@ struct Api::Impl {
                 }
             }
             const uint64_t seed = p.unsigned64("seed").value_or(std::random_device{}());
-            return search(r, r.board, cancel, [&](Solver& s) {
-                Rng rng(seed);
-                return engine_move_json(engine_move(s, r.board, r.rule, level, rng));
-            });
+            return search(
+                r, r.board, cancel,
+                [&](Solver& s) {
+                    Rng rng(seed);
+                    return engine_move_json(engine_move(s, r.board, r.rule, level, rng));
+                },
+                true);
         }
         return reply(404, error_json("no such endpoint: /api/v1/" + name.substr(0, 40) +
                                      " (query, pv, annotate, pie, move, show)"));

@@ -1,6 +1,8 @@
 // Exact solver: fail-soft null-window alpha-beta on pits-only positions, MTD(f) driver.
 #include "solver/solver.h"
 
+#include "solver/book.h"
+
 #include <omp.h>
 
 #include <algorithm>
@@ -730,6 +732,8 @@ int Solver::Impl::mtdf(const Board& pits, int guess, bool report) {
 
 int Solver::Impl::pits_value_guess(const Board& b, int guess, bool report) {
     if (b.over()) return b.seeds_in_row_own() - b.seeds_in_row_opp();
+    if (opts.book)
+        if (const auto v = opts.book->pits_value(b)) return *v;
     const Board pits = b.without_stores();
     const int s = pits.seeds_in_pits();
     if (s <= db_max) return opts.db->probe(pits);
@@ -769,6 +773,8 @@ int Solver::Impl::measured(int s, F&& run) {
     return v;
 }
 
+void Solver::set_book(const Book* book) { impl_->opts.book = book; }
+
 void Solver::set_pass_hook(std::function<void(const MtdPass&)> hook) {
     impl_->opts.on_pass = std::move(hook);
 }
@@ -785,6 +791,8 @@ void Solver::set_limits(uint64_t node_limit, double time_limit_seconds) {
 int Solver::pits_value(const Board& b) {
     Impl::Call call(*impl_);
     if (impl_->opts.guess || b.over()) return impl_->pits_value_guess(b, impl_->opts.guess.value_or(0), true);
+    if (impl_->opts.book)
+        if (const auto v = impl_->opts.book->pits_value(b)) return *v;
     return impl_->pits_value_guess(b, impl_->estimate(b.without_stores(), kEstimateDepth, -1000, 1000), true);
 }
 
@@ -870,9 +878,12 @@ std::vector<PlayedMove> Solver::principal_variation(const Board& start) {
     return pv;
 }
 
-// Solver::test of a pits-only position whose game is not over (a database probe, a bound
-// from the seed count alone, or one measured pass).
+// Solver::test of a pits-only position whose game is not over (a book's value, a database
+// probe, a bound from the seed count alone, or one measured pass).
 int Solver::Impl::test_pits(const Board& pits, int beta, bool expect_high) {
+    // The exact value answers any test: v >= v if v >= beta, v <= v otherwise.
+    if (opts.book)
+        if (const auto v = opts.book->pits_value(pits)) return *v;
     const int s = pits.seeds_in_pits();
     if (s <= db_max) return opts.db->probe(pits);
     if (beta > s) return s;     // v <= s < beta: fails low

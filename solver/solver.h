@@ -36,6 +36,8 @@ class Database;
 
 namespace kalah {
 
+class Book;
+
 // One MTD(f) pass as SolverOptions::on_pass reports it: the null-window test "v >= beta"
 // of a position's pits value v (mover's view, as Solver::pits_value), what it proved
 // (v >= result if result >= beta, else v <= result) and the bounds lower <= v <= upper
@@ -55,6 +57,9 @@ struct SolverOptions {
     // they take microseconds, less than waking the other threads. 0: always parallel.
     int parallel_min_seeds = 24;
     const db::Database* db = nullptr;   // probed for positions with <= db->max_seeds() seeds
+    // Consulted at the root of each public call, before the database and the search
+    // (solver/book.h); never inside a search.
+    const Book* book = nullptr;
     std::optional<int> guess;           // first MTD(f) guess (pits value, mover's view)
     // Called after every MTD(f) pass (for progress on stderr); may be empty.
     std::function<void(const std::string&)> progress;
@@ -129,6 +134,8 @@ public:
     // Replaces SolverOptions::node_limit and time_limit_seconds for the following calls
     // (a reused solver given another budget per call).
     void set_limits(uint64_t node_limit, double time_limit_seconds);
+    // Replaces SolverOptions::book for the following calls (nullptr: none).
+    void set_book(const Book* book);
     // Replaces SolverOptions::on_pass for the following calls (empty: none).
     void set_pass_hook(std::function<void(const MtdPass&)> hook);
 

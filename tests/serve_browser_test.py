@@ -13,8 +13,9 @@ succeeding, keys after a dropdown and a button, values and marks in the move lis
 axes, the evaluation bar, one point of view (South's margin) for sign and colour, values
 hidden hiding marks, values, bar and graph, the phone layout (375 px: pit labels >= 12 px
 on screen, badges inside the board and apart), one API request at a time with
-cancellation, and, on a second server with a 1.5 s budget (--budget-ms), Kalah(6,4)'s
-unknown value: a spinner, then the message once, "best move" saying why, and the engine
+cancellation, the default board (Kalah(6,4)) answered from the built-in opening book (every
+value the book's, no node searched), and, on a second server with a 1.5 s budget
+(--budget-ms) and no book (--no-book), Kalah(6,4)'s unknown value: a spinner, then the message once, "best move" saying why, and the engine
 saying it cannot move and asking again on retry (no stall). Last the analysis stream, on a
 third server without a database: Kalah(5,4)'s start shows a proven bound before its exact
 value, and leaving a position while its stream runs ends that stream (the server logs the
@@ -34,6 +35,7 @@ import sys
 import tempfile
 import time
 import urllib.parse
+import urllib.request
 
 KALAH = os.path.abspath(sys.argv[1])
 SHOTS = sys.argv[sys.argv.index("--screenshots") + 1] if "--screenshots" in sys.argv else None
@@ -105,6 +107,7 @@ def main():
         analysis(driver, base)
         phone(driver, base)
         requests_one_at_a_time(driver, base)
+        opening_book(driver, base)
         unknown_within_budget(driver)
         streaming(driver)
         if SHOTS:
@@ -565,10 +568,55 @@ def requests_one_at_a_time(driver, base):
     check(most_at_once(log) == 1, "one API request at a time (%d at most)" % most_at_once(log))
 
 
+BOOK = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "data", "book",
+                    "kalah-6-4-standard.book")
+
+
+def opening_book(driver, base):
+    """The default board, Kalah(6,4), answered from the built-in opening book: the start and
+    the position after its best move show every pit's value as the book holds it, and the
+    API says no node was searched."""
+    book = {}
+    with open(BOOK) as f:
+        for line in f:
+            words = line.split()
+            if len(words) == 2 and not line.startswith("#"):
+                book[words[0]] = int(words[1])
+    start = "4,4,4,4,4,4/4,4,4,4,4,4/0,0/A"
+    t0 = time.time()
+    driver.get(base + "/")
+    wait_ready(driver, start)
+    print("Kalah(6,4)'s start ready %.2f s after the page was asked for" % (time.time() - t0))
+    for moves in ("", "A3+"):
+        pos = cli_position(start, moves) if moves else start
+        if moves:
+            keys(driver, "3")
+            wait_ready(driver, pos)
+        page_values = {g.get_attribute("data-move"): int(g.get_attribute("data-value"))
+                       for g in driver.find_elements(By.CSS_SELECTOR, "#board g.pit[data-value]")}
+        want = {}
+        side = pos.rsplit("/", 1)[1]
+        for pit in range(1, 7):
+            try:
+                child = cli_position(pos, "%s%d" % (side, pit))
+            except SystemExit:
+                continue  # an empty pit
+            want[side + str(pit)] = book[child]
+        got = {k.rstrip("+#").split("x")[0]: v for k, v in page_values.items()}
+        check(got == want, "Kalah(6,4) after '%s': every pit's value is the book's %s" % (moves, want))
+        with urllib.request.urlopen(base + "/api/v1/query?" + urllib.parse.urlencode(
+                {"position": pos})) as r:
+            obj = json.loads(r.read())
+        check(obj.get("value") == book[pos] and obj.get("nodes") == 0,
+              "Kalah(6,4) after '%s': the API's value is the book's, no node searched (%s, %s)"
+              % (moves, obj.get("value"), obj.get("nodes")))
+
+
 def unknown_within_budget(driver):
-    """A server with a 1.5 s budget and no database cannot value Kalah(6,4)'s start."""
+    """A server with a 1.5 s budget, no database and no opening book (--no-book) cannot
+    value Kalah(6,4)'s start."""
     server = subprocess.Popen([KALAH, "serve", "--port", "0", "--quiet", "--budget-ms", "1500",
-                               "--stream-budget-ms", "1500", "--tt-mb", "64"], cwd=WORK, stdout=subprocess.PIPE,
+                               "--stream-budget-ms", "1500", "--tt-mb", "64", "--no-book"], cwd=WORK, stdout=subprocess.PIPE,
                               stderr=subprocess.PIPE, text=True)
     try:
         base = server.stdout.readline().split("listening on ")[1].strip().rstrip("/")
@@ -620,7 +668,7 @@ def cpu_ticks(pid):
 def streaming(driver):
     """The analysis stream: bounds shown before the value; moving on ends the stream."""
     import threading
-    server = subprocess.Popen([KALAH, "serve", "--port", "0", "--tt-mb", "64"], cwd=WORK,
+    server = subprocess.Popen([KALAH, "serve", "--port", "0", "--tt-mb", "64", "--no-book"], cwd=WORK,
                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     log = []
     threading.Thread(target=lambda: [log.append(l) for l in server.stderr], daemon=True).start()

@@ -15,11 +15,12 @@ set(KALAH_TEST_SUITES
   trust
   serve
   http
+  book
 )
 # Labels pick what the sanitizer builds of .ci/run run (ctest -L): `asan` the suites run
 # under ASan+UBSan, `tsan` those that run threads (the parallel search and its shared TT,
 # the CLI's --threads), under TSan. Measured times: results/ci.md.
-set(KALAH_ASAN_SUITES core notation cli db solver tt analysis bench parallel campaign question trust serve http)
+set(KALAH_ASAN_SUITES core notation cli db solver tt analysis bench parallel campaign question trust serve http book)
 set(KALAH_TSAN_SUITES solver tt parallel question serve http)
 foreach(suite ${KALAH_TEST_SUITES})
   add_test(NAME ${suite} COMMAND kalah_tests --test-suite=${suite} --no-version)
