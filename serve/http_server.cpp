@@ -158,6 +158,17 @@ std::string log_safe(const std::string& text) {
     return text.size() > 200 ? out + "..." : out;
 }
 
+std::string connection_key(const std::string& numeric_address) {
+    boost::system::error_code ec;
+    const asio::ip::address a = asio::ip::make_address(numeric_address, ec);
+    if (ec || !a.is_v6()) return numeric_address;
+    const asio::ip::address_v6 v6 = a.to_v6();
+    if (v6.is_v4_mapped()) return asio::ip::make_address_v4(asio::ip::v4_mapped, v6).to_string();
+    asio::ip::address_v6::bytes_type b = v6.to_bytes();
+    for (size_t i = 8; i < b.size(); ++i) b[i] = 0;
+    return asio::ip::address_v6(b).to_string() + "/64";
+}
+
 std::optional<std::pair<size_t, size_t>> single_range(const std::string& value, size_t size) {
     if (value.rfind("bytes=", 0) != 0 || size == 0) return std::nullopt;
     const std::string spec = value.substr(6);
@@ -210,7 +221,7 @@ struct HttpServer::Impl : std::enable_shared_from_this<HttpServer::Impl> {
     asio::steady_timer accept_retry{io};
     std::unique_ptr<WorkerPool> pool;
     std::set<Connection*> open;                 // io thread
-    std::map<std::string, int> per_address;     // io thread
+    std::map<std::string, int> per_address;     // by connection_key; io thread
     std::atomic<int> count{0};
     bool stopping = false;  // io thread
 
@@ -228,7 +239,8 @@ struct Connection : std::enable_shared_from_this<Connection> {
     enum class State { Head, Body, Worker, Write, Linger, Closed };
     HttpServer::Impl& server;
     tcp::socket socket;
-    std::string address;
+    std::string address;  // numeric, as the request's remote_address
+    std::string key;      // connection_key(address): what per_address counts by
     asio::steady_timer timer;
     unsigned timer_generation = 0;
     State state = State::Head;
@@ -242,7 +254,11 @@ struct Connection : std::enable_shared_from_this<Connection> {
     bool pending_keep_alive = true;
 
     Connection(HttpServer::Impl& s, tcp::socket sock, std::string addr)
-        : server(s), socket(std::move(sock)), address(std::move(addr)), timer(s.io) {}
+        : server(s),
+          socket(std::move(sock)),
+          address(std::move(addr)),
+          key(connection_key(address)),
+          timer(s.io) {}
 
     size_t read_cap() const { return 2 * server.opt.max_head + kReadChunk; }
 
@@ -502,7 +518,7 @@ struct Connection : std::enable_shared_from_this<Connection> {
         boost::system::error_code ec;
         socket.close(ec);
         server.open.erase(this);
-        if (--server.per_address[address] == 0) server.per_address.erase(address);
+        if (--server.per_address[key] == 0) server.per_address.erase(key);
         --server.count;
     }
 };
@@ -558,16 +574,17 @@ void HttpServer::Impl::accept() {
         boost::system::error_code aec;
         const auto remote = sock.remote_endpoint(aec);
         std::string addr = aec ? std::string("?") : remote.address().to_string();
+        const std::string key = connection_key(addr);
         // Past a cap the connection is closed at once: no answer costs the server less.
         if (!aec && self->count < self->opt.max_connections &&
-            self->per_address[addr] < self->opt.max_connections_per_address) {
+            self->per_address[key] < self->opt.max_connections_per_address) {
             auto conn = std::make_shared<Connection>(*self, std::move(sock), addr);
-            ++self->per_address[addr];
+            ++self->per_address[key];
             ++self->count;
             self->open.insert(conn.get());
             conn->start();
         } else {
-            if (self->per_address[addr] == 0) self->per_address.erase(addr);
+            if (self->per_address[key] == 0) self->per_address.erase(key);
             sock.close(aec);
         }
         self->accept();

@@ -73,7 +73,7 @@ using HttpHandler = std::function<HttpResponse(const HttpRequest&, HttpCall&)>;
 struct HttpOptions {
     int workers = 4;                       // handler threads
     int max_connections = 512;             // open at once, in total
-    int max_connections_per_address = 32;  // open at once from one client address
+    int max_connections_per_address = 32;  // open at once from one client (connection_key)
     size_t max_request_line = 8192;        // bytes; past it 414
     size_t max_head = 16384;               // bytes of request line and headers; past it 431
     int max_headers = 64;                  // header fields; past it 431
@@ -114,6 +114,12 @@ class HttpServer {
   private:
     std::shared_ptr<Impl> impl_;
 };
+
+// What the per-client connection cap counts by, for a numeric client address: an IPv4
+// address as it is; an IPv4-mapped IPv6 address (::ffff:a.b.c.d) as its IPv4 address; any
+// other IPv6 address as its /64 prefix, "p:q:r:s::/64" (one host is commonly given a whole
+// /64, so a per-address cap on IPv6 would not cap it). Text that is no address: as it is.
+std::string connection_key(const std::string& numeric_address);
 
 // `text` as logged: control characters, backslash and bytes past ASCII as \xHH, so that a
 // path with %0A cannot forge a line of the log; at most 200 characters.

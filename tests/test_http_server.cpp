@@ -363,6 +363,17 @@ TEST_SUITE("http") {
         CHECK_FALSE(single_range("bytes=0-9", 0));
     }
 
+    TEST_CASE("connection_key: IPv4 as it is, IPv4-mapped as IPv4, IPv6 by its /64") {
+        CHECK(connection_key("127.0.0.1") == "127.0.0.1");
+        CHECK(connection_key("::ffff:192.0.2.7") == "192.0.2.7");
+        CHECK(connection_key("2001:db8:1:2:3:4:5:6") == "2001:db8:1:2::/64");
+        // Two hosts of one /64 are one client; the next /64 is another.
+        CHECK(connection_key("2001:db8:1:2::1") == connection_key("2001:db8:1:2:ffff::9"));
+        CHECK(connection_key("2001:db8:1:3::1") == "2001:db8:1:3::/64");
+        CHECK(connection_key("::1") == "::/64");
+        CHECK(connection_key("?") == "?");
+    }
+
     TEST_CASE("log_safe escapes what could forge a log line") {
         CHECK(log_safe("/a\nb\\c\x1b\xc3") == "/a\\x0ab\\x5cc\\x1b\\xc3");
         CHECK(log_safe(std::string(250, 'x')) == std::string(200, 'x') + "...");
