@@ -352,6 +352,7 @@ struct Connection : std::enable_shared_from_this<Connection> {
         req.method = std::string(msg.method_string());
         req.target = std::string(msg.target());
         req.remote_address = address;
+        req.version = static_cast<int>(msg.version());
         split_target(req.target, req);
         for (const auto& f : msg) req.headers.emplace_back(f.name_string(), f.value());
         // Step 3. What a request may be: GET or HEAD (405), few headers (431), no body
@@ -399,14 +400,20 @@ struct Connection : std::enable_shared_from_this<Connection> {
         });
     }
 
+    // `close_after`: Connection: close. Otherwise an HTTP/1.0 client (`version` 10), whose
+    // connections close after each answer unless it is told otherwise, is told
+    // Connection: keep-alive (it is kept only when the client asked for it).
     std::string head_of(int status, const std::string& type, const Headers& extra,
-                        std::optional<size_t> length, bool close_after) const {
+                        std::optional<size_t> length, bool close_after, int version) const {
         std::string h = "HTTP/1.1 " + std::to_string(status) + " " + reason(status) + "\r\n";
         for (const auto& [k, v] : server.opt.default_headers) h += k + ": " + v + "\r\n";
         if (!type.empty()) h += "Content-Type: " + type + "\r\n";
         for (const auto& [k, v] : extra) h += k + ": " + v + "\r\n";
         if (length) h += "Content-Length: " + std::to_string(*length) + "\r\n";
-        if (close_after) h += "Connection: close\r\n";
+        if (close_after)
+            h += "Connection: close\r\n";
+        else if (version < 11)
+            h += "Connection: keep-alive\r\n";
         return h + "\r\n";
     }
 
@@ -454,7 +461,8 @@ struct Connection : std::enable_shared_from_this<Connection> {
 
     void respond(const HttpRequest& req, HttpResponse res, bool close_after) {
         auto bytes = std::make_shared<std::string>(
-            head_of(res.status, res.content_type, res.headers, res.body.size(), close_after));
+            head_of(res.status, res.content_type, res.headers, res.body.size(), close_after,
+                    req.version));
         if (req.method != "HEAD") *bytes += res.body;
         if (server.opt.log) server.opt.log(req, res.status);
         state = State::Write;
@@ -486,7 +494,7 @@ struct Connection : std::enable_shared_from_this<Connection> {
         auto bytes = std::make_shared<std::string>();
         if (first) {
             *bytes = head_of(200, "text/event-stream", {{"Cache-Control", "no-store"}},
-                             std::nullopt, true);
+                             std::nullopt, true, j->request.version);
         }
         *bytes += data;
         arm(server.opt.write_timeout);

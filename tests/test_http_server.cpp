@@ -184,6 +184,24 @@ TEST_SUITE("http") {
         CHECK(r.substr(r.find("\r\n\r\n") + 4).empty());
     }
 
+    TEST_CASE("HTTP/1.0: kept alive, and told so, only when it asks for keep-alive") {
+        Fake fake;
+        TestServer s(small_options(), std::ref(fake));
+        const int fd = connect_to(s.port);
+        REQUIRE(fd >= 0);
+        send_all(fd, "GET /echo?i=1 HTTP/1.0\r\nConnection: keep-alive\r\n\r\n");
+        const std::string first = read_until(fd, "GET /echo i=1");
+        CHECK(status_of(first) == 200);
+        CHECK(first.find("Connection: keep-alive\r\n") != std::string::npos);
+        // The same connection takes the next request; without keep-alive it then closes.
+        send_all(fd, "GET /echo?i=2 HTTP/1.0\r\n\r\n");
+        const std::string second = read_to_close(fd);
+        CHECK(status_of(second) == 200);
+        CHECK(second.find("GET /echo i=2") != std::string::npos);
+        CHECK(second.find("Connection: close\r\n") != std::string::npos);
+        ::close(fd);
+    }
+
     TEST_CASE("caps: request line 414, headers and head 431, body 413, method 405") {
         Fake fake;
         TestServer s(small_options(), std::ref(fake));
