@@ -223,6 +223,7 @@ struct HttpServer::Impl : std::enable_shared_from_this<HttpServer::Impl> {
     std::set<Connection*> open;                 // io thread
     std::map<std::string, int> per_address;     // by connection_key; io thread
     std::atomic<int> count{0};
+    std::atomic<uint64_t> head_work{0};  // HttpServer::head_work()
     bool stopping = false;  // io thread
 
     Impl(HttpOptions o, HttpHandler h) : opt(std::move(o)), handler(std::move(h)) {
@@ -248,6 +249,12 @@ struct Connection : std::enable_shared_from_this<Connection> {
     char chunk[kReadChunk];
     bool reading = false;
     bool head_started = false;
+    // The head being read: how far `in` has been scanned for the ends of the request line
+    // and of the head, so that each byte is looked at once however the head trickles in.
+    size_t scanned = 0;
+    int end_matched = 0;                   // bytes of "\r\n\r\n" ending at in[scanned - 1]
+    size_t line_end = std::string::npos;   // where the request line's CRLF starts
+    size_t head_end = std::string::npos;   // one past the head's CRLF CRLF
     size_t body_left = 0;
     std::shared_ptr<Job> job;  // the request on a worker, or being answered
     HttpRequest pending;       // the request whose body is being dropped
@@ -327,26 +334,36 @@ struct Connection : std::enable_shared_from_this<Connection> {
             head_started = true;
             arm(o.head_timeout);
         }
-        // Step 1. The request line, before the parser sees it: its own cap (414).
-        const size_t eol = in.find("\r\n");
-        if ((eol == std::string::npos ? in.size() : eol) > o.max_request_line)
+        // Step 1. The bytes not scanned yet: the ends of the request line and of the head.
+        scan_head();
+        // Step 2. The request line, before the parser sees it: its own cap (414).
+        if ((line_end == std::string::npos ? in.size() : line_end) > o.max_request_line)
             return refuse(unparsed(), 414,
                           "request line longer than " + std::to_string(o.max_request_line) +
                               " bytes");
-        if (eol == std::string::npos) return;
-        // Step 2. The head, once complete (Beast's parser waits for its end), within
-        // max_head bytes (431).
+        if (line_end == std::string::npos) return;
+        // Step 3. The head, within max_head bytes (431), goes to Beast's parser once, whole.
+        if (head_end == std::string::npos) {
+            if (in.size() >= o.max_head)
+                return refuse(unparsed(), 431,
+                              "request head longer than " + std::to_string(o.max_head) + " bytes");
+            return;
+        }
         http::request_parser<http::empty_body> parser;
         parser.header_limit(static_cast<std::uint32_t>(o.max_head));
         parser.eager(false);
         boost::beast::error_code ec;
-        const size_t used = parser.put(asio::buffer(in), ec);
-        if (ec == http::error::need_more) return;
+        server.head_work += head_end;
+        const size_t used = parser.put(asio::buffer(in.data(), head_end), ec);
         if (ec == http::error::header_limit)
             return refuse(unparsed(), 431,
                           "request head longer than " + std::to_string(o.max_head) + " bytes");
-        if (ec || !parser.is_header_done()) return refuse(unparsed(), 400, "malformed request");
+        if (ec || !parser.is_header_done() || used != head_end)
+            return refuse(unparsed(), 400, "malformed request");
         in.erase(0, used);
+        scanned = 0;
+        end_matched = 0;
+        line_end = head_end = std::string::npos;
         const auto& msg = parser.get();
         HttpRequest req;
         req.method = std::string(msg.method_string());
@@ -355,7 +372,7 @@ struct Connection : std::enable_shared_from_this<Connection> {
         req.version = static_cast<int>(msg.version());
         split_target(req.target, req);
         for (const auto& f : msg) req.headers.emplace_back(f.name_string(), f.value());
-        // Step 3. What a request may be: GET or HEAD (405), few headers (431), no body
+        // Step 4. What a request may be: GET or HEAD (405), few headers (431), no body
         // past the cap and none chunked (413).
         if (req.method != "GET" && req.method != "HEAD")
             return refuse(req, 405, "method not allowed: GET only", {{"Allow", "GET, HEAD"}});
@@ -365,12 +382,25 @@ struct Connection : std::enable_shared_from_this<Connection> {
         const auto length = parser.content_length();
         if (length && *length > o.max_body)
             return refuse(req, 413, "request body over " + std::to_string(o.max_body) + " bytes");
-        // Step 4. A small body is read and dropped, then the request goes to a worker.
+        // Step 5. A small body is read and dropped, then the request goes to a worker.
         body_left = length ? static_cast<size_t>(*length) : 0;
         pending = std::move(req);
         pending_keep_alive = parser.keep_alive();
         state = State::Body;
         advance();
+    }
+
+    // Scans what arrived since the last scan, up to the end of the head.
+    void scan_head() {
+        static constexpr char kEnd[] = "\r\n\r\n";
+        const size_t from = scanned;
+        while (head_end == std::string::npos && scanned < in.size()) {
+            const char c = in[scanned++];
+            end_matched = c == kEnd[end_matched] ? end_matched + 1 : (c == '\r' ? 1 : 0);
+            if (end_matched == 2 && line_end == std::string::npos) line_end = scanned - 2;
+            if (end_matched == 4) head_end = scanned;
+        }
+        server.head_work += scanned - from;
     }
 
     void dispatch(HttpRequest req, bool keep_alive) {
@@ -654,5 +684,7 @@ void HttpServer::stop() {
 }
 
 int HttpServer::connections() const { return impl_->count; }
+
+uint64_t HttpServer::head_work() const { return impl_->head_work; }
 
 }  // namespace kalah::serve

@@ -22,6 +22,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstddef>
+#include <cstdint>
 #include <functional>
 #include <map>
 #include <memory>
@@ -109,6 +110,9 @@ class HttpServer {
     void stop();
     // Connections open now (any thread; for tests and the load endpoint).
     int connections() const;
+    // Bytes the request heads' reader has looked at so far, scanning for a head's end or
+    // parsing it (for tests: linear in the bytes of the heads, however they trickle in).
+    uint64_t head_work() const;
 
     struct Impl;  // serve/http_server.cpp, with its connections
 

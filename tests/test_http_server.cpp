@@ -8,6 +8,7 @@
 #if KALAH_HAS_SERVE
 #include <arpa/inet.h>
 #include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <poll.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -363,6 +364,36 @@ TEST_SUITE("http") {
         CHECK(r.find("Connection: close") == std::string::npos);
         ::close(idle);
         CHECK(eventually([&] { return s.server.connections() == 0; }));
+    }
+
+    TEST_CASE("a head trickled in a byte at a time is looked at once, not once per read") {
+        Fake fake;
+        HttpOptions o = small_options();
+        o.max_head = 1 << 16;
+        o.max_headers = 1000;
+        o.head_timeout = 60s;  // the trickle is paced, not cut off
+        TestServer s(o, std::ref(fake));
+        std::string head = "GET /echo HTTP/1.1\r\n";
+        for (int i = 0; head.size() < 3000; ++i) head += "X-" + std::to_string(i) + ": v\r\n";
+        head += "Connection: close\r\n\r\n";
+        const int fd = connect_to(s.port);
+        REQUIRE(fd >= 0);
+        const int one = 1;
+        setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+        const uint64_t before = s.server.head_work();
+        // A byte at a time, a pause now and then so that the server reads them apart.
+        bool sent = true;
+        for (size_t i = 0; i < head.size() && sent; ++i) {
+            sent = send_all(fd, head.substr(i, 1));
+            if (i % 4 == 0) std::this_thread::sleep_for(200us);
+        }
+        REQUIRE(sent);
+        const std::string r = read_to_close(fd);
+        ::close(fd);
+        CHECK(status_of(r) == 200);
+        // Each byte scanned once and parsed once; a parse from the start on every read
+        // would be about head.size()^2 / (2 * bytes per read).
+        CHECK(s.server.head_work() - before <= 2 * head.size());
     }
 
     TEST_CASE("single_range: one satisfiable range, else nothing") {
