@@ -2,12 +2,16 @@
 // connection state machine, the worker pool and the stream writer.
 #include "serve/http_server.h"
 
+#include <linux/sockios.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
+#include <poll.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
 
 #include <boost/asio.hpp>
 #include <boost/beast/http.hpp>
+#include <cerrno>
 #include <condition_variable>
 #include <deque>
 #include <mutex>
@@ -29,6 +33,13 @@ constexpr std::chrono::milliseconds kLinger{1000};
 // Bytes read per read; and the most the io thread buffers ahead of the request it answers
 // (pipelined requests): past it, reading pauses until the answer is written.
 constexpr size_t kReadChunk = 4096;
+// How often a connection whose socket is not being read while its request runs (reading
+// paused, or the client's FIN read) looks for the client's reset or FIN.
+constexpr std::chrono::milliseconds kWatch{50};
+// Sent once, when the client's FIN arrives while its request runs, to learn whether the
+// client only shut down its sending side (it reads this interim answer, which HTTP/1.1
+// clients skip) or closed (its system answers with a reset).
+constexpr std::string_view kProbe = "HTTP/1.1 100 Continue\r\n\r\n";
 
 bool iequals(std::string_view a, std::string_view b) {
     if (a.size() != b.size()) return false;
@@ -244,6 +255,11 @@ struct Connection : std::enable_shared_from_this<Connection> {
     std::string key;      // connection_key(address): what per_address counts by
     asio::steady_timer timer;
     unsigned timer_generation = 0;
+    asio::steady_timer watch_timer;
+    bool watching = false;
+    bool peer_done = false;          // the client's FIN read: it sends no more requests
+    bool probed = false;             // kProbe sent
+    bool stream_head_sent = false;   // the request's answer is a stream, under way
     State state = State::Head;
     std::string in;  // read, not yet parsed
     char chunk[kReadChunk];
@@ -265,7 +281,8 @@ struct Connection : std::enable_shared_from_this<Connection> {
           socket(std::move(sock)),
           address(std::move(addr)),
           key(connection_key(address)),
-          timer(s.io) {}
+          timer(s.io),
+          watch_timer(s.io) {}
 
     size_t read_cap() const { return 2 * server.opt.max_head + kReadChunk; }
 
@@ -293,7 +310,9 @@ struct Connection : std::enable_shared_from_this<Connection> {
     }
 
     void read() {
-        if (reading || state == State::Closed || in.size() >= read_cap()) return;
+        if (reading || state == State::Closed) return;
+        if (peer_done) return watch();
+        if (in.size() >= read_cap()) return;
         reading = true;
         socket.async_read_some(
             asio::buffer(chunk), [self = shared_from_this()](boost::system::error_code ec, size_t n) {
@@ -304,8 +323,18 @@ struct Connection : std::enable_shared_from_this<Connection> {
     void on_read(boost::system::error_code ec, size_t n) {
         reading = false;
         if (state == State::Closed) return;
+        if (ec == asio::error::eof && state != State::Linger) {
+            // A FIN: no more requests. The client may still read (it shut down only its
+            // sending side): the requests read are answered, then the connection closes.
+            // Whether it closed instead, the probe tells (watch()).
+            peer_done = true;
+            if (state == State::Head || state == State::Body) return close_done();
+            probe();
+            watch();
+            return;
+        }
         if (ec) {
-            // The client closed or reset: a request on a worker stops now.
+            // The client reset: a request on a worker stops now.
             close();
             return;
         }
@@ -403,10 +432,52 @@ struct Connection : std::enable_shared_from_this<Connection> {
         server.head_work += scanned - from;
     }
 
+    // While a request runs and its socket is not read (paused past read_cap(), or after the
+    // client's FIN), the socket is polled every kWatch: a reset (or a FIN and then a reset
+    // answering the probe: the client closed) cancels the request, as a read would.
+    void watch() {
+        if (watching || state != State::Worker) return;
+        watching = true;
+        watch_timer.expires_after(kWatch);
+        watch_timer.async_wait([self = shared_from_this()](boost::system::error_code ec) {
+            self->watching = false;
+            if (ec || self->state != State::Worker || self->reading) return;
+            pollfd p{self->socket.native_handle(), POLLRDHUP, 0};
+            if (::poll(&p, 1, 0) < 0) return self->watch();
+            if (p.revents & (POLLERR | POLLHUP)) return self->close();
+            if (p.revents & POLLRDHUP) self->probe();
+            self->watch();
+        });
+    }
+
+    // kProbe, once, to an HTTP/1.1 client whose FIN came while its request runs and before
+    // its answer starts, when nothing else is waiting to be sent (so that it goes out
+    // whole, never inside another answer's bytes).
+    void probe() {
+        if (probed || state != State::Worker || !job || stream_head_sent ||
+            job->request.version < 11)
+            return;
+        int queued = 0;
+        if (::ioctl(socket.native_handle(), SIOCOUTQ, &queued) != 0 || queued != 0) return;
+        const ssize_t n = ::send(socket.native_handle(), kProbe.data(), kProbe.size(),
+                                 MSG_DONTWAIT | MSG_NOSIGNAL);
+        if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)) return;
+        if (n != static_cast<ssize_t>(kProbe.size())) return close();
+        probed = true;
+    }
+
+    // No more requests will come and none is left to answer: FIN, then closed.
+    void close_done() {
+        boost::system::error_code ec;
+        socket.shutdown(tcp::socket::shutdown_send, ec);
+        close();
+    }
+
     void dispatch(HttpRequest req, bool keep_alive) {
         disarm();
         state = State::Worker;
         head_started = false;
+        stream_head_sent = false;
         job = std::make_shared<Job>(server.io);
         job->request = std::move(req);
         job->keep_alive = keep_alive;
@@ -506,6 +577,9 @@ struct Connection : std::enable_shared_from_this<Connection> {
                               self->state = State::Head;
                               self->arm(self->server.opt.idle_timeout);
                               self->advance();
+                              if (self->peer_done &&
+                                  (self->state == State::Head || self->state == State::Body))
+                                  return self->close_done();
                               self->read();
                           });
     }
@@ -523,6 +597,7 @@ struct Connection : std::enable_shared_from_this<Connection> {
         if (state == State::Closed || j->cancel) return done(false);
         auto bytes = std::make_shared<std::string>();
         if (first) {
+            stream_head_sent = true;
             *bytes = head_of(200, "text/event-stream", {{"Cache-Control", "no-store"}},
                              std::nullopt, true, j->request.version);
         }
@@ -539,6 +614,7 @@ struct Connection : std::enable_shared_from_this<Connection> {
 
     // Sends FIN, then drops what the client still sends until it closes or kLinger passes.
     void linger() {
+        if (peer_done) return close_done();
         boost::system::error_code ec;
         socket.shutdown(tcp::socket::shutdown_send, ec);
         if (ec) return close();
@@ -553,6 +629,7 @@ struct Connection : std::enable_shared_from_this<Connection> {
         state = State::Closed;
         if (job) job->cancel = true;
         disarm();
+        watch_timer.cancel();
         boost::system::error_code ec;
         socket.close(ec);
         server.open.erase(this);

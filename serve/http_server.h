@@ -11,10 +11,13 @@
 // count -> 431, a body over the cap or chunked -> 413, a method other than GET or HEAD ->
 // 405 with Allow; the whole head must arrive within head_timeout of its first byte, an
 // idle keep-alive connection is closed after idle_timeout) -> the handler on a worker,
-// while the io thread keeps reading the socket: when the client closes or resets, the
-// request's cancel flag is set at once -> the answer is written (within write_timeout) ->
-// the next request, which may already be buffered (pipelining: answers in request order,
-// one request at a time). A refusal of the server's own (4xx above) closes the connection
+// while the io thread keeps reading the socket: when the client resets, the request's
+// cancel flag is set at once; a FIN means no more requests (the client may have shut down
+// only its sending side, and reads on), and an HTTP/1.1 client is then sent an interim
+// "100 Continue" that a closed client's system answers with a reset, which cancels -> the
+// answer is written (within write_timeout) -> the next request, which may already be
+// buffered (pipelining: answers in request order, one request at a time); after a FIN,
+// once the requests read are answered, the connection closes. A refusal of the server's own (4xx above) closes the connection
 // after its answer, reading and dropping what the client still sends for a moment so that
 // the client sees the answer rather than a reset.
 #pragma once
