@@ -31,7 +31,8 @@ namespace {
 // client still sends, so that the client reads the answer instead of a reset.
 constexpr std::chrono::milliseconds kLinger{1000};
 // Bytes read per read; and the most the io thread buffers ahead of the request it answers
-// (pipelined requests): past it, reading pauses until the answer is written.
+// (pipelined requests): past it, reading pauses until the answer is written (and the
+// socket is watched for a reset or FIN meanwhile, Connection::watch).
 constexpr size_t kReadChunk = 4096;
 // How often a connection whose socket is not being read while its request runs (reading
 // paused, or the client's FIN read) looks for the client's reset or FIN.
@@ -311,8 +312,7 @@ struct Connection : std::enable_shared_from_this<Connection> {
 
     void read() {
         if (reading || state == State::Closed) return;
-        if (peer_done) return watch();
-        if (in.size() >= read_cap()) return;
+        if (peer_done || in.size() >= read_cap()) return watch();
         reading = true;
         socket.async_read_some(
             asio::buffer(chunk), [self = shared_from_this()](boost::system::error_code ec, size_t n) {

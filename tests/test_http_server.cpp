@@ -333,6 +333,30 @@ TEST_SUITE("http") {
         CHECK(eventually([&] { return s.server.connections() == 0; }));
     }
 
+    TEST_CASE("a client that leaves while reading is paused (pipelined past the cap) cancels") {
+        Fake fake;
+        TestServer s(small_options(), std::ref(fake));  // reads pause past 2 * 1024 + 4096 bytes
+        std::string burst = "GET /wait HTTP/1.1\r\nHost: x\r\n\r\n";
+        while (burst.size() < 20000) burst += "GET /echo HTTP/1.1\r\nHost: x\r\n\r\n";
+        for (bool reset : {false, true}) {
+            const int before = fake.cancelled;
+            const int fd = connect_to(s.port);
+            REQUIRE(fd >= 0);
+            REQUIRE(send_all(fd, burst));
+            CHECK(eventually([&] { return fake.waiting == before + 1; }));
+            // Time for the server to read up to its cap and pause (the case passes either
+            // way once the server is right; before, a close after the pause went unseen).
+            std::this_thread::sleep_for(100ms);
+            if (reset) {
+                linger l{1, 0};  // close with RST
+                setsockopt(fd, SOL_SOCKET, SO_LINGER, &l, sizeof l);
+            }
+            ::close(fd);
+            CHECK(eventually([&] { return fake.cancelled == before + 1; }));
+        }
+        CHECK(eventually([&] { return s.server.connections() == 0; }));
+    }
+
     TEST_CASE("connection caps: per address, then in total; refused ones are closed at once") {
         Fake fake;
         HttpOptions o = small_options();
