@@ -642,6 +642,9 @@ bool Job::emit(const std::string& event) {
     if (cancel) return false;
     const bool first = !stream_started;
     const bool head_only = request.method == "HEAD";
+    // The empty event asks whether events are wanted: for GET yes (nothing is sent); for
+    // HEAD no, and the stream's head, its whole answer, is sent now.
+    if (event.empty() && !head_only) return true;
     if (head_only && !first) return false;
     stream_started = true;
     std::string data;

@@ -69,7 +69,9 @@ class HttpCall {
     // The first call answers the request with 200 text/event-stream (no Content-Length,
     // Connection: close); the handler's returned response is then ignored and the
     // connection closes after the handler returns. Blocks until written; false once the
-    // write fails, the client has gone or (for HEAD) after the answer's head.
+    // write fails, the client has gone or (for HEAD) after the answer's head. An empty
+    // `event` sends no event: it asks whether events are wanted, and a handler asks before
+    // its work, so that HEAD (answered there with the stream's head, false) costs none.
     virtual bool emit(const std::string& event) = 0;
 };
 

@@ -113,9 +113,11 @@ int status_of(const std::string& reply) {
 
 // The fake application: /echo answers its path and parameters, /wait waits for its
 // cancel flag (recording that it saw it), /slow works 300 ms unless cancelled (recorded
-// too), /stream emits `n` events or until emit fails.
+// too), /stream emits `n` events or until emit fails, /probed asks whether events are
+// wanted (emit("")) before its work, as the API's streams do, then emits `n` events.
 struct Fake {
-    std::atomic<int> waiting{0}, cancelled{0}, emit_failed{0}, slow{0}, slow_done{0};
+    std::atomic<int> waiting{0}, cancelled{0}, emit_failed{0}, slow{0}, slow_done{0},
+        probed_work{0};
     HttpResponse operator()(const HttpRequest& req, HttpCall& call) {
         HttpResponse r;
         r.content_type = "text/plain";
@@ -138,6 +140,12 @@ struct Fake {
             if (call.cancelled()) ++cancelled;
             ++slow_done;
             r.body = "slow done";
+        } else if (req.path == "/probed") {
+            if (!call.emit("")) return r;
+            ++probed_work;
+            const int count = std::stoi(req.params.find("n")->second);
+            for (int i = 0; i < count && call.emit("{\"i\": " + std::to_string(i) + "}"); ++i) {
+            }
         } else if (req.path == "/stream") {
             const auto n = req.params.find("n");
             const int count = n == req.params.end() ? 1000000 : std::stoi(n->second);
@@ -280,6 +288,21 @@ TEST_SUITE("http") {
         CHECK(r.substr(r.find("\r\n\r\n") + 4) ==
               "data: {\"i\": 0}\n\ndata: {\"i\": 1}\n\ndata: {\"i\": 2}\n\n");
         CHECK(fake.emit_failed == 0);
+    }
+
+    TEST_CASE("a stream that asks before its work: GET gets its events, HEAD the head and no work") {
+        Fake fake;
+        TestServer s(small_options(), std::ref(fake));
+        const std::string get = ask(s.port, "GET /probed?n=2 HTTP/1.1\r\nHost: x\r\n\r\n");
+        CHECK(status_of(get) == 200);
+        CHECK(get.substr(get.find("\r\n\r\n") + 4) == "data: {\"i\": 0}\n\ndata: {\"i\": 1}\n\n");
+        CHECK(fake.probed_work == 1);
+        const std::string head = ask(s.port, "HEAD /probed?n=2 HTTP/1.1\r\nHost: x\r\n\r\n");
+        CHECK(status_of(head) == 200);
+        CHECK(head.find("Content-Type: text/event-stream\r\n") != std::string::npos);
+        CHECK(head.find("Content-Length") == std::string::npos);
+        CHECK(head.substr(head.find("\r\n\r\n") + 4).empty());
+        CHECK(fake.probed_work == 1);
     }
 
     TEST_CASE("a stream whose client goes away: emit returns false") {
