@@ -17,9 +17,9 @@
 // "100 Continue" that a closed client's system answers with a reset, which cancels -> the
 // answer is written (within write_timeout) -> the next request, which may already be
 // buffered (pipelining: answers in request order, one request at a time); after a FIN,
-// once the requests read are answered, the connection closes. A refusal of the server's own (4xx above) closes the connection
-// after its answer, reading and dropping what the client still sends for a moment so that
-// the client sees the answer rather than a reset.
+// once the requests read are answered, the connection closes. A refusal of the server's
+// own (4xx above) closes the connection after its answer, reading and dropping what the
+// client still sends for a moment so that the client sees the answer rather than a reset.
 #pragma once
 
 #include <atomic>
