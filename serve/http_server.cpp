@@ -232,11 +232,11 @@ struct HttpServer::Impl : std::enable_shared_from_this<HttpServer::Impl> {
     tcp::acceptor acceptor{io};
     asio::steady_timer accept_retry{io};
     std::unique_ptr<WorkerPool> pool;
-    std::set<Connection*> open;                 // io thread
-    std::map<std::string, int> per_address;     // by connection_key; io thread
+    std::set<Connection*> open;              // io thread
+    std::map<std::string, int> per_address;  // by connection_key; io thread
     std::atomic<int> count{0};
     std::atomic<uint64_t> head_work{0};  // HttpServer::head_work()
-    bool stopping = false;  // io thread
+    bool stopping = false;               // io thread
 
     Impl(HttpOptions o, HttpHandler h) : opt(std::move(o)), handler(std::move(h)) {
         if (!opt.error_body) opt.error_body = [](const std::string& m) {

@@ -46,7 +46,7 @@ struct HttpRequest {
     std::multimap<std::string, std::string> params;  // the query string, decoded
     Headers headers;                                  // as sent, in order
     std::string remote_address;                       // numeric, e.g. "127.0.0.1"
-    int version = 11;  // HTTP/1.0: 10, HTTP/1.1: 11
+    int version = 11;                                 // HTTP/1.0: 10, HTTP/1.1: 11
     // The first header of that name (case-insensitive), or nullptr.
     const std::string* header(std::string_view name) const;
 };

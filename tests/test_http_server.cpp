@@ -290,7 +290,7 @@ TEST_SUITE("http") {
         CHECK(fake.emit_failed == 0);
     }
 
-    TEST_CASE("a stream that asks before its work: GET gets its events, HEAD the head and no work") {
+    TEST_CASE("a stream that asks first: GET gets its events, HEAD the head and no work") {
         Fake fake;
         TestServer s(small_options(), std::ref(fake));
         const std::string get = ask(s.port, "GET /probed?n=2 HTTP/1.1\r\nHost: x\r\n\r\n");
@@ -340,7 +340,8 @@ TEST_SUITE("http") {
         TestServer s(small_options(), std::ref(fake));
         const int fd = connect_to(s.port);
         REQUIRE(fd >= 0);
-        send_all(fd, "GET /slow HTTP/1.1\r\nHost: x\r\n\r\nGET /echo?i=2 HTTP/1.1\r\nHost: x\r\n\r\n");
+        send_all(fd, "GET /slow HTTP/1.1\r\nHost: x\r\n\r\n"
+                     "GET /echo?i=2 HTTP/1.1\r\nHost: x\r\n\r\n");
         CHECK(eventually([&] { return fake.slow == 1; }));
         // The FIN comes while the first request runs: as curl or a proxy may send it.
         ::shutdown(fd, SHUT_WR);

@@ -317,13 +317,15 @@ TEST_SUITE("serve") {
             asked.push_back(object);
             return false;
         };
-        const ApiReply r = api.stream("analysis", {{"pits", "4"}, {"seeds", "3"}}, nullptr, no_events);
+        const Params small = {{"pits", "4"}, {"seeds", "3"}};
+        const ApiReply r = api.stream("analysis", small, nullptr, no_events);
         CHECK(asked == std::vector<std::string>{""});  // asked once, and no event searched for
         CHECK(r.status == 499);
         CHECK(api.load().searching == 0);
         // Bad input is still its status, before the question.
         asked.clear();
-        CHECK(api.stream("analysis", {{"pits", "4"}, {"seeds", "x"}}, nullptr, no_events).status == 400);
+        const Params bad = {{"pits", "4"}, {"seeds", "x"}};
+        CHECK(api.stream("analysis", bad, nullptr, no_events).status == 400);
         CHECK(asked.empty());
     }
 
