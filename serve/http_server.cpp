@@ -2,12 +2,16 @@
 // connection state machine, the worker pool and the stream writer.
 #include "serve/http_server.h"
 
+#include <linux/sockios.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
+#include <poll.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
 
 #include <boost/asio.hpp>
 #include <boost/beast/http.hpp>
+#include <cerrno>
 #include <condition_variable>
 #include <deque>
 #include <mutex>
@@ -27,8 +31,16 @@ namespace {
 // client still sends, so that the client reads the answer instead of a reset.
 constexpr std::chrono::milliseconds kLinger{1000};
 // Bytes read per read; and the most the io thread buffers ahead of the request it answers
-// (pipelined requests): past it, reading pauses until the answer is written.
+// (pipelined requests): past it, reading pauses until the answer is written (and the
+// socket is watched for a reset or FIN meanwhile, Connection::watch).
 constexpr size_t kReadChunk = 4096;
+// How often a connection whose socket is not being read while its request runs (reading
+// paused, or the client's FIN read) looks for the client's reset or FIN.
+constexpr std::chrono::milliseconds kWatch{50};
+// Sent once, when the client's FIN arrives while its request runs, to learn whether the
+// client only shut down its sending side (it reads this interim answer, which HTTP/1.1
+// clients skip) or closed (its system answers with a reset).
+constexpr std::string_view kProbe = "HTTP/1.1 100 Continue\r\n\r\n";
 
 bool iequals(std::string_view a, std::string_view b) {
     if (a.size() != b.size()) return false;
@@ -158,6 +170,17 @@ std::string log_safe(const std::string& text) {
     return text.size() > 200 ? out + "..." : out;
 }
 
+std::string connection_key(const std::string& numeric_address) {
+    boost::system::error_code ec;
+    const asio::ip::address a = asio::ip::make_address(numeric_address, ec);
+    if (ec || !a.is_v6()) return numeric_address;
+    const asio::ip::address_v6 v6 = a.to_v6();
+    if (v6.is_v4_mapped()) return asio::ip::make_address_v4(asio::ip::v4_mapped, v6).to_string();
+    asio::ip::address_v6::bytes_type b = v6.to_bytes();
+    for (size_t i = 8; i < b.size(); ++i) b[i] = 0;
+    return asio::ip::address_v6(b).to_string() + "/64";
+}
+
 std::optional<std::pair<size_t, size_t>> single_range(const std::string& value, size_t size) {
     if (value.rfind("bytes=", 0) != 0 || size == 0) return std::nullopt;
     const std::string spec = value.substr(6);
@@ -209,10 +232,11 @@ struct HttpServer::Impl : std::enable_shared_from_this<HttpServer::Impl> {
     tcp::acceptor acceptor{io};
     asio::steady_timer accept_retry{io};
     std::unique_ptr<WorkerPool> pool;
-    std::set<Connection*> open;                 // io thread
-    std::map<std::string, int> per_address;     // io thread
+    std::set<Connection*> open;              // io thread
+    std::map<std::string, int> per_address;  // by connection_key; io thread
     std::atomic<int> count{0};
-    bool stopping = false;  // io thread
+    std::atomic<uint64_t> head_work{0};  // HttpServer::head_work()
+    bool stopping = false;               // io thread
 
     Impl(HttpOptions o, HttpHandler h) : opt(std::move(o)), handler(std::move(h)) {
         if (!opt.error_body) opt.error_body = [](const std::string& m) {
@@ -228,21 +252,38 @@ struct Connection : std::enable_shared_from_this<Connection> {
     enum class State { Head, Body, Worker, Write, Linger, Closed };
     HttpServer::Impl& server;
     tcp::socket socket;
-    std::string address;
+    std::string address;  // numeric, as the request's remote_address
+    std::string key;      // connection_key(address): what per_address counts by
     asio::steady_timer timer;
     unsigned timer_generation = 0;
+    asio::steady_timer watch_timer;
+    bool watching = false;
+    bool peer_done = false;          // the client's FIN read: it sends no more requests
+    bool probed = false;             // kProbe sent
+    bool stream_head_sent = false;   // the request's answer is a stream, under way
     State state = State::Head;
     std::string in;  // read, not yet parsed
     char chunk[kReadChunk];
     bool reading = false;
     bool head_started = false;
+    // The head being read: how far `in` has been scanned for the ends of the request line
+    // and of the head, so that each byte is looked at once however the head trickles in.
+    size_t scanned = 0;
+    int end_matched = 0;                   // bytes of "\r\n\r\n" ending at in[scanned - 1]
+    size_t line_end = std::string::npos;   // where the request line's CRLF starts
+    size_t head_end = std::string::npos;   // one past the head's CRLF CRLF
     size_t body_left = 0;
     std::shared_ptr<Job> job;  // the request on a worker, or being answered
     HttpRequest pending;       // the request whose body is being dropped
     bool pending_keep_alive = true;
 
     Connection(HttpServer::Impl& s, tcp::socket sock, std::string addr)
-        : server(s), socket(std::move(sock)), address(std::move(addr)), timer(s.io) {}
+        : server(s),
+          socket(std::move(sock)),
+          address(std::move(addr)),
+          key(connection_key(address)),
+          timer(s.io),
+          watch_timer(s.io) {}
 
     size_t read_cap() const { return 2 * server.opt.max_head + kReadChunk; }
 
@@ -270,7 +311,8 @@ struct Connection : std::enable_shared_from_this<Connection> {
     }
 
     void read() {
-        if (reading || state == State::Closed || in.size() >= read_cap()) return;
+        if (reading || state == State::Closed) return;
+        if (peer_done || in.size() >= read_cap()) return watch();
         reading = true;
         socket.async_read_some(
             asio::buffer(chunk), [self = shared_from_this()](boost::system::error_code ec, size_t n) {
@@ -281,8 +323,18 @@ struct Connection : std::enable_shared_from_this<Connection> {
     void on_read(boost::system::error_code ec, size_t n) {
         reading = false;
         if (state == State::Closed) return;
+        if (ec == asio::error::eof && state != State::Linger) {
+            // A FIN: no more requests. The client may still read (it shut down only its
+            // sending side): the requests read are answered, then the connection closes.
+            // Whether it closed instead, the probe tells (watch()).
+            peer_done = true;
+            if (state == State::Head || state == State::Body) return close_done();
+            probe();
+            watch();
+            return;
+        }
         if (ec) {
-            // The client closed or reset: a request on a worker stops now.
+            // The client reset: a request on a worker stops now.
             close();
             return;
         }
@@ -311,34 +363,45 @@ struct Connection : std::enable_shared_from_this<Connection> {
             head_started = true;
             arm(o.head_timeout);
         }
-        // Step 1. The request line, before the parser sees it: its own cap (414).
-        const size_t eol = in.find("\r\n");
-        if ((eol == std::string::npos ? in.size() : eol) > o.max_request_line)
+        // Step 1. The bytes not scanned yet: the ends of the request line and of the head.
+        scan_head();
+        // Step 2. The request line, before the parser sees it: its own cap (414).
+        if ((line_end == std::string::npos ? in.size() : line_end) > o.max_request_line)
             return refuse(unparsed(), 414,
                           "request line longer than " + std::to_string(o.max_request_line) +
                               " bytes");
-        if (eol == std::string::npos) return;
-        // Step 2. The head, once complete (Beast's parser waits for its end), within
-        // max_head bytes (431).
+        if (line_end == std::string::npos) return;
+        // Step 3. The head, within max_head bytes (431), goes to Beast's parser once, whole.
+        if (head_end == std::string::npos) {
+            if (in.size() >= o.max_head)
+                return refuse(unparsed(), 431,
+                              "request head longer than " + std::to_string(o.max_head) + " bytes");
+            return;
+        }
         http::request_parser<http::empty_body> parser;
         parser.header_limit(static_cast<std::uint32_t>(o.max_head));
         parser.eager(false);
         boost::beast::error_code ec;
-        const size_t used = parser.put(asio::buffer(in), ec);
-        if (ec == http::error::need_more) return;
+        server.head_work += head_end;
+        const size_t used = parser.put(asio::buffer(in.data(), head_end), ec);
         if (ec == http::error::header_limit)
             return refuse(unparsed(), 431,
                           "request head longer than " + std::to_string(o.max_head) + " bytes");
-        if (ec || !parser.is_header_done()) return refuse(unparsed(), 400, "malformed request");
+        if (ec || !parser.is_header_done() || used != head_end)
+            return refuse(unparsed(), 400, "malformed request");
         in.erase(0, used);
+        scanned = 0;
+        end_matched = 0;
+        line_end = head_end = std::string::npos;
         const auto& msg = parser.get();
         HttpRequest req;
         req.method = std::string(msg.method_string());
         req.target = std::string(msg.target());
         req.remote_address = address;
+        req.version = static_cast<int>(msg.version());
         split_target(req.target, req);
         for (const auto& f : msg) req.headers.emplace_back(f.name_string(), f.value());
-        // Step 3. What a request may be: GET or HEAD (405), few headers (431), no body
+        // Step 4. What a request may be: GET or HEAD (405), few headers (431), no body
         // past the cap and none chunked (413).
         if (req.method != "GET" && req.method != "HEAD")
             return refuse(req, 405, "method not allowed: GET only", {{"Allow", "GET, HEAD"}});
@@ -348,7 +411,7 @@ struct Connection : std::enable_shared_from_this<Connection> {
         const auto length = parser.content_length();
         if (length && *length > o.max_body)
             return refuse(req, 413, "request body over " + std::to_string(o.max_body) + " bytes");
-        // Step 4. A small body is read and dropped, then the request goes to a worker.
+        // Step 5. A small body is read and dropped, then the request goes to a worker.
         body_left = length ? static_cast<size_t>(*length) : 0;
         pending = std::move(req);
         pending_keep_alive = parser.keep_alive();
@@ -356,10 +419,65 @@ struct Connection : std::enable_shared_from_this<Connection> {
         advance();
     }
 
+    // Scans what arrived since the last scan, up to the end of the head.
+    void scan_head() {
+        static constexpr char kEnd[] = "\r\n\r\n";
+        const size_t from = scanned;
+        while (head_end == std::string::npos && scanned < in.size()) {
+            const char c = in[scanned++];
+            end_matched = c == kEnd[end_matched] ? end_matched + 1 : (c == '\r' ? 1 : 0);
+            if (end_matched == 2 && line_end == std::string::npos) line_end = scanned - 2;
+            if (end_matched == 4) head_end = scanned;
+        }
+        server.head_work += scanned - from;
+    }
+
+    // While a request runs and its socket is not read (paused past read_cap(), or after the
+    // client's FIN), the socket is polled every kWatch: a reset (or a FIN and then a reset
+    // answering the probe: the client closed) cancels the request, as a read would.
+    void watch() {
+        if (watching || state != State::Worker) return;
+        watching = true;
+        watch_timer.expires_after(kWatch);
+        watch_timer.async_wait([self = shared_from_this()](boost::system::error_code ec) {
+            self->watching = false;
+            if (ec || self->state != State::Worker || self->reading) return;
+            pollfd p{self->socket.native_handle(), POLLRDHUP, 0};
+            if (::poll(&p, 1, 0) < 0) return self->watch();
+            if (p.revents & (POLLERR | POLLHUP)) return self->close();
+            if (p.revents & POLLRDHUP) self->probe();
+            self->watch();
+        });
+    }
+
+    // kProbe, once, to an HTTP/1.1 client whose FIN came while its request runs and before
+    // its answer starts, when nothing else is waiting to be sent (so that it goes out
+    // whole, never inside another answer's bytes).
+    void probe() {
+        if (probed || state != State::Worker || !job || stream_head_sent ||
+            job->request.version < 11)
+            return;
+        int queued = 0;
+        if (::ioctl(socket.native_handle(), SIOCOUTQ, &queued) != 0 || queued != 0) return;
+        const ssize_t n = ::send(socket.native_handle(), kProbe.data(), kProbe.size(),
+                                 MSG_DONTWAIT | MSG_NOSIGNAL);
+        if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)) return;
+        if (n != static_cast<ssize_t>(kProbe.size())) return close();
+        probed = true;
+    }
+
+    // No more requests will come and none is left to answer: FIN, then closed.
+    void close_done() {
+        boost::system::error_code ec;
+        socket.shutdown(tcp::socket::shutdown_send, ec);
+        close();
+    }
+
     void dispatch(HttpRequest req, bool keep_alive) {
         disarm();
         state = State::Worker;
         head_started = false;
+        stream_head_sent = false;
         job = std::make_shared<Job>(server.io);
         job->request = std::move(req);
         job->keep_alive = keep_alive;
@@ -383,14 +501,20 @@ struct Connection : std::enable_shared_from_this<Connection> {
         });
     }
 
+    // `close_after`: Connection: close. Otherwise an HTTP/1.0 client (`version` 10), whose
+    // connections close after each answer unless it is told otherwise, is told
+    // Connection: keep-alive (it is kept only when the client asked for it).
     std::string head_of(int status, const std::string& type, const Headers& extra,
-                        std::optional<size_t> length, bool close_after) const {
+                        std::optional<size_t> length, bool close_after, int version) const {
         std::string h = "HTTP/1.1 " + std::to_string(status) + " " + reason(status) + "\r\n";
         for (const auto& [k, v] : server.opt.default_headers) h += k + ": " + v + "\r\n";
         if (!type.empty()) h += "Content-Type: " + type + "\r\n";
         for (const auto& [k, v] : extra) h += k + ": " + v + "\r\n";
         if (length) h += "Content-Length: " + std::to_string(*length) + "\r\n";
-        if (close_after) h += "Connection: close\r\n";
+        if (close_after)
+            h += "Connection: close\r\n";
+        else if (version < 11)
+            h += "Connection: keep-alive\r\n";
         return h + "\r\n";
     }
 
@@ -438,7 +562,8 @@ struct Connection : std::enable_shared_from_this<Connection> {
 
     void respond(const HttpRequest& req, HttpResponse res, bool close_after) {
         auto bytes = std::make_shared<std::string>(
-            head_of(res.status, res.content_type, res.headers, res.body.size(), close_after));
+            head_of(res.status, res.content_type, res.headers, res.body.size(), close_after,
+                    req.version));
         if (req.method != "HEAD") *bytes += res.body;
         if (server.opt.log) server.opt.log(req, res.status);
         state = State::Write;
@@ -452,6 +577,9 @@ struct Connection : std::enable_shared_from_this<Connection> {
                               self->state = State::Head;
                               self->arm(self->server.opt.idle_timeout);
                               self->advance();
+                              if (self->peer_done &&
+                                  (self->state == State::Head || self->state == State::Body))
+                                  return self->close_done();
                               self->read();
                           });
     }
@@ -469,8 +597,9 @@ struct Connection : std::enable_shared_from_this<Connection> {
         if (state == State::Closed || j->cancel) return done(false);
         auto bytes = std::make_shared<std::string>();
         if (first) {
+            stream_head_sent = true;
             *bytes = head_of(200, "text/event-stream", {{"Cache-Control", "no-store"}},
-                             std::nullopt, true);
+                             std::nullopt, true, j->request.version);
         }
         *bytes += data;
         arm(server.opt.write_timeout);
@@ -485,6 +614,7 @@ struct Connection : std::enable_shared_from_this<Connection> {
 
     // Sends FIN, then drops what the client still sends until it closes or kLinger passes.
     void linger() {
+        if (peer_done) return close_done();
         boost::system::error_code ec;
         socket.shutdown(tcp::socket::shutdown_send, ec);
         if (ec) return close();
@@ -499,10 +629,11 @@ struct Connection : std::enable_shared_from_this<Connection> {
         state = State::Closed;
         if (job) job->cancel = true;
         disarm();
+        watch_timer.cancel();
         boost::system::error_code ec;
         socket.close(ec);
         server.open.erase(this);
-        if (--server.per_address[address] == 0) server.per_address.erase(address);
+        if (--server.per_address[key] == 0) server.per_address.erase(key);
         --server.count;
     }
 };
@@ -511,6 +642,9 @@ bool Job::emit(const std::string& event) {
     if (cancel) return false;
     const bool first = !stream_started;
     const bool head_only = request.method == "HEAD";
+    // The empty event asks whether events are wanted: for GET yes (nothing is sent); for
+    // HEAD no, and the stream's head, its whole answer, is sent now.
+    if (event.empty() && !head_only) return true;
     if (head_only && !first) return false;
     stream_started = true;
     std::string data;
@@ -558,16 +692,17 @@ void HttpServer::Impl::accept() {
         boost::system::error_code aec;
         const auto remote = sock.remote_endpoint(aec);
         std::string addr = aec ? std::string("?") : remote.address().to_string();
+        const std::string key = connection_key(addr);
         // Past a cap the connection is closed at once: no answer costs the server less.
         if (!aec && self->count < self->opt.max_connections &&
-            self->per_address[addr] < self->opt.max_connections_per_address) {
+            self->per_address[key] < self->opt.max_connections_per_address) {
             auto conn = std::make_shared<Connection>(*self, std::move(sock), addr);
-            ++self->per_address[addr];
+            ++self->per_address[key];
             ++self->count;
             self->open.insert(conn.get());
             conn->start();
         } else {
-            if (self->per_address[addr] == 0) self->per_address.erase(addr);
+            if (self->per_address[key] == 0) self->per_address.erase(key);
             sock.close(aec);
         }
         self->accept();
@@ -629,5 +764,7 @@ void HttpServer::stop() {
 }
 
 int HttpServer::connections() const { return impl_->count; }
+
+uint64_t HttpServer::head_work() const { return impl_->head_work; }
 
 }  // namespace kalah::serve

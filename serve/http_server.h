@@ -11,17 +11,21 @@
 // count -> 431, a body over the cap or chunked -> 413, a method other than GET or HEAD ->
 // 405 with Allow; the whole head must arrive within head_timeout of its first byte, an
 // idle keep-alive connection is closed after idle_timeout) -> the handler on a worker,
-// while the io thread keeps reading the socket: when the client closes or resets, the
-// request's cancel flag is set at once -> the answer is written (within write_timeout) ->
-// the next request, which may already be buffered (pipelining: answers in request order,
-// one request at a time). A refusal of the server's own (4xx above) closes the connection
-// after its answer, reading and dropping what the client still sends for a moment so that
-// the client sees the answer rather than a reset.
+// while the io thread keeps reading the socket: when the client resets, the request's
+// cancel flag is set at once; a FIN means no more requests (the client may have shut down
+// only its sending side, and reads on), and an HTTP/1.1 client is then sent an interim
+// "100 Continue" that a closed client's system answers with a reset, which cancels -> the
+// answer is written (within write_timeout) -> the next request, which may already be
+// buffered (pipelining: answers in request order, one request at a time); after a FIN,
+// once the requests read are answered, the connection closes. A refusal of the server's
+// own (4xx above) closes the connection after its answer, reading and dropping what the
+// client still sends for a moment so that the client sees the answer rather than a reset.
 #pragma once
 
 #include <atomic>
 #include <chrono>
 #include <cstddef>
+#include <cstdint>
 #include <functional>
 #include <map>
 #include <memory>
@@ -42,6 +46,7 @@ struct HttpRequest {
     std::multimap<std::string, std::string> params;  // the query string, decoded
     Headers headers;                                  // as sent, in order
     std::string remote_address;                       // numeric, e.g. "127.0.0.1"
+    int version = 11;                                 // HTTP/1.0: 10, HTTP/1.1: 11
     // The first header of that name (case-insensitive), or nullptr.
     const std::string* header(std::string_view name) const;
 };
@@ -64,7 +69,9 @@ class HttpCall {
     // The first call answers the request with 200 text/event-stream (no Content-Length,
     // Connection: close); the handler's returned response is then ignored and the
     // connection closes after the handler returns. Blocks until written; false once the
-    // write fails, the client has gone or (for HEAD) after the answer's head.
+    // write fails, the client has gone or (for HEAD) after the answer's head. An empty
+    // `event` sends no event: it asks whether events are wanted, and a handler asks before
+    // its work, so that HEAD (answered there with the stream's head, false) costs none.
     virtual bool emit(const std::string& event) = 0;
 };
 
@@ -73,7 +80,7 @@ using HttpHandler = std::function<HttpResponse(const HttpRequest&, HttpCall&)>;
 struct HttpOptions {
     int workers = 4;                       // handler threads
     int max_connections = 512;             // open at once, in total
-    int max_connections_per_address = 32;  // open at once from one client address
+    int max_connections_per_address = 32;  // open at once from one client (connection_key)
     size_t max_request_line = 8192;        // bytes; past it 414
     size_t max_head = 16384;               // bytes of request line and headers; past it 431
     int max_headers = 64;                  // header fields; past it 431
@@ -108,12 +115,21 @@ class HttpServer {
     void stop();
     // Connections open now (any thread; for tests and the load endpoint).
     int connections() const;
+    // Bytes the request heads' reader has looked at so far, scanning for a head's end or
+    // parsing it (for tests: linear in the bytes of the heads, however they trickle in).
+    uint64_t head_work() const;
 
     struct Impl;  // serve/http_server.cpp, with its connections
 
   private:
     std::shared_ptr<Impl> impl_;
 };
+
+// What the per-client connection cap counts by, for a numeric client address: an IPv4
+// address as it is; an IPv4-mapped IPv6 address (::ffff:a.b.c.d) as its IPv4 address; any
+// other IPv6 address as its /64 prefix, "p:q:r:s::/64" (one host is commonly given a whole
+// /64, so a per-address cap on IPv6 would not cap it). Text that is no address: as it is.
+std::string connection_key(const std::string& numeric_address);
 
 // `text` as logged: control characters, backslash and bytes past ASCII as \xHH, so that a
 // path with %0A cannot forge a line of the log; at most 200 characters.

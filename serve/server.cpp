@@ -318,6 +318,8 @@ struct Api::Impl {
     // answer with the bounds proven.
     ApiReply analysis_stream(const GameRequest& r, const std::atomic<bool>* cancel,
                              const Api::Emit& emit) {
+        // No reader for events (HEAD: the front end has sent the stream's head): no search.
+        if (!emit("")) return client_gone();
         QueryBounds bounds(r.board, r.rule);
         bool reader_gone = false;
         auto send = [&](const Json& j) {

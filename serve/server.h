@@ -60,6 +60,8 @@ class Api {
     // event (a bad parameter, a full queue, no such stream) returns that status and JSON
     // body and emits nothing; otherwise it returns {200, ""} after its last event. `emit`
     // returns false once the client is gone: the request then stops, as with `cancel`.
+    // Before its work a stream calls emit("") (no event): false means no events are
+    // wanted (HEAD; HttpCall::emit) and the stream returns at once, without a search.
     // The streams: "analysis" (the query's parameters; its events: docs/json.md, "Analysis
     // stream"), with its own budget, ServeConfig::stream_budget_ms. Each object is one line
     // of JSON without a newline.

@@ -8,6 +8,7 @@
 #if KALAH_HAS_SERVE
 #include <arpa/inet.h>
 #include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <poll.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -111,9 +112,12 @@ int status_of(const std::string& reply) {
 }
 
 // The fake application: /echo answers its path and parameters, /wait waits for its
-// cancel flag (recording that it saw it), /stream emits `n` events or until emit fails.
+// cancel flag (recording that it saw it), /slow works 300 ms unless cancelled (recorded
+// too), /stream emits `n` events or until emit fails, /probed asks whether events are
+// wanted (emit("")) before its work, as the API's streams do, then emits `n` events.
 struct Fake {
-    std::atomic<int> waiting{0}, cancelled{0}, emit_failed{0};
+    std::atomic<int> waiting{0}, cancelled{0}, emit_failed{0}, slow{0}, slow_done{0},
+        probed_work{0};
     HttpResponse operator()(const HttpRequest& req, HttpCall& call) {
         HttpResponse r;
         r.content_type = "text/plain";
@@ -128,6 +132,20 @@ struct Fake {
                 std::this_thread::sleep_for(2ms);
             if (call.cancelled()) ++cancelled;
             r.body = "done";
+        } else if (req.path == "/slow") {
+            ++slow;
+            const auto until = std::chrono::steady_clock::now() + 300ms;
+            while (!call.cancelled() && std::chrono::steady_clock::now() < until)
+                std::this_thread::sleep_for(2ms);
+            if (call.cancelled()) ++cancelled;
+            ++slow_done;
+            r.body = "slow done";
+        } else if (req.path == "/probed") {
+            if (!call.emit("")) return r;
+            ++probed_work;
+            const int count = std::stoi(req.params.find("n")->second);
+            for (int i = 0; i < count && call.emit("{\"i\": " + std::to_string(i) + "}"); ++i) {
+            }
         } else if (req.path == "/stream") {
             const auto n = req.params.find("n");
             const int count = n == req.params.end() ? 1000000 : std::stoi(n->second);
@@ -158,6 +176,14 @@ HttpOptions small_options() {
     return o;
 }
 
+// `reply` without the interim 100 Continue answers in front of its first answer (the
+// server's probe of a client whose FIN came while its request ran).
+std::string without_interim(std::string reply) {
+    const std::string interim = "HTTP/1.1 100 Continue\r\n\r\n";
+    while (reply.rfind(interim, 0) == 0) reply.erase(0, interim.size());
+    return reply;
+}
+
 std::string ask(int port, const std::string& request) {
     const int fd = connect_to(port);
     REQUIRE(fd >= 0);
@@ -182,6 +208,24 @@ TEST_SUITE("http") {
         CHECK(status_of(r) == 200);
         CHECK(r.find("Content-Length: 10\r\n") != std::string::npos);
         CHECK(r.substr(r.find("\r\n\r\n") + 4).empty());
+    }
+
+    TEST_CASE("HTTP/1.0: kept alive, and told so, only when it asks for keep-alive") {
+        Fake fake;
+        TestServer s(small_options(), std::ref(fake));
+        const int fd = connect_to(s.port);
+        REQUIRE(fd >= 0);
+        send_all(fd, "GET /echo?i=1 HTTP/1.0\r\nConnection: keep-alive\r\n\r\n");
+        const std::string first = read_until(fd, "GET /echo i=1");
+        CHECK(status_of(first) == 200);
+        CHECK(first.find("Connection: keep-alive\r\n") != std::string::npos);
+        // The same connection takes the next request; without keep-alive it then closes.
+        send_all(fd, "GET /echo?i=2 HTTP/1.0\r\n\r\n");
+        const std::string second = read_to_close(fd);
+        CHECK(status_of(second) == 200);
+        CHECK(second.find("GET /echo i=2") != std::string::npos);
+        CHECK(second.find("Connection: close\r\n") != std::string::npos);
+        ::close(fd);
     }
 
     TEST_CASE("caps: request line 414, headers and head 431, body 413, method 405") {
@@ -246,6 +290,21 @@ TEST_SUITE("http") {
         CHECK(fake.emit_failed == 0);
     }
 
+    TEST_CASE("a stream that asks first: GET gets its events, HEAD the head and no work") {
+        Fake fake;
+        TestServer s(small_options(), std::ref(fake));
+        const std::string get = ask(s.port, "GET /probed?n=2 HTTP/1.1\r\nHost: x\r\n\r\n");
+        CHECK(status_of(get) == 200);
+        CHECK(get.substr(get.find("\r\n\r\n") + 4) == "data: {\"i\": 0}\n\ndata: {\"i\": 1}\n\n");
+        CHECK(fake.probed_work == 1);
+        const std::string head = ask(s.port, "HEAD /probed?n=2 HTTP/1.1\r\nHost: x\r\n\r\n");
+        CHECK(status_of(head) == 200);
+        CHECK(head.find("Content-Type: text/event-stream\r\n") != std::string::npos);
+        CHECK(head.find("Content-Length") == std::string::npos);
+        CHECK(head.substr(head.find("\r\n\r\n") + 4).empty());
+        CHECK(fake.probed_work == 1);
+    }
+
     TEST_CASE("a stream whose client goes away: emit returns false") {
         Fake fake;
         TestServer s(small_options(), std::ref(fake));
@@ -266,6 +325,52 @@ TEST_SUITE("http") {
             REQUIRE(fd >= 0);
             send_all(fd, "GET /wait HTTP/1.1\r\nHost: x\r\n\r\n");
             CHECK(eventually([&] { return fake.waiting == before + 1; }));
+            if (reset) {
+                linger l{1, 0};  // close with RST
+                setsockopt(fd, SOL_SOCKET, SO_LINGER, &l, sizeof l);
+            }
+            ::close(fd);
+            CHECK(eventually([&] { return fake.cancelled == before + 1; }));
+        }
+        CHECK(eventually([&] { return s.server.connections() == 0; }));
+    }
+
+    TEST_CASE("a half-close: the requests sent are answered, then the connection closes") {
+        Fake fake;
+        TestServer s(small_options(), std::ref(fake));
+        const int fd = connect_to(s.port);
+        REQUIRE(fd >= 0);
+        send_all(fd, "GET /slow HTTP/1.1\r\nHost: x\r\n\r\n"
+                     "GET /echo?i=2 HTTP/1.1\r\nHost: x\r\n\r\n");
+        CHECK(eventually([&] { return fake.slow == 1; }));
+        // The FIN comes while the first request runs: as curl or a proxy may send it.
+        ::shutdown(fd, SHUT_WR);
+        const std::string r = without_interim(read_to_close(fd));
+        ::close(fd);
+        CHECK(status_of(r) == 200);
+        const size_t a = r.find("slow done"), b = r.find("GET /echo i=2");
+        CHECK(a != std::string::npos);
+        CHECK(b != std::string::npos);
+        CHECK(a < b);
+        CHECK(eventually([&] { return fake.slow_done == 1; }));
+        CHECK(fake.cancelled == 0);
+        CHECK(eventually([&] { return s.server.connections() == 0; }));
+    }
+
+    TEST_CASE("a client that leaves while reading is paused (pipelined past the cap) cancels") {
+        Fake fake;
+        TestServer s(small_options(), std::ref(fake));  // reads pause past 2 * 1024 + 4096 bytes
+        std::string burst = "GET /wait HTTP/1.1\r\nHost: x\r\n\r\n";
+        while (burst.size() < 20000) burst += "GET /echo HTTP/1.1\r\nHost: x\r\n\r\n";
+        for (bool reset : {false, true}) {
+            const int before = fake.cancelled;
+            const int fd = connect_to(s.port);
+            REQUIRE(fd >= 0);
+            REQUIRE(send_all(fd, burst));
+            CHECK(eventually([&] { return fake.waiting == before + 1; }));
+            // Time for the server to read up to its cap and pause (the case passes either
+            // way once the server is right; before, a close after the pause went unseen).
+            std::this_thread::sleep_for(100ms);
             if (reset) {
                 linger l{1, 0};  // close with RST
                 setsockopt(fd, SOL_SOCKET, SO_LINGER, &l, sizeof l);
@@ -347,6 +452,36 @@ TEST_SUITE("http") {
         CHECK(eventually([&] { return s.server.connections() == 0; }));
     }
 
+    TEST_CASE("a head trickled in a byte at a time is looked at once, not once per read") {
+        Fake fake;
+        HttpOptions o = small_options();
+        o.max_head = 1 << 16;
+        o.max_headers = 1000;
+        o.head_timeout = 60s;  // the trickle is paced, not cut off
+        TestServer s(o, std::ref(fake));
+        std::string head = "GET /echo HTTP/1.1\r\n";
+        for (int i = 0; head.size() < 3000; ++i) head += "X-" + std::to_string(i) + ": v\r\n";
+        head += "Connection: close\r\n\r\n";
+        const int fd = connect_to(s.port);
+        REQUIRE(fd >= 0);
+        const int one = 1;
+        setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+        const uint64_t before = s.server.head_work();
+        // A byte at a time, a pause now and then so that the server reads them apart.
+        bool sent = true;
+        for (size_t i = 0; i < head.size() && sent; ++i) {
+            sent = send_all(fd, head.substr(i, 1));
+            if (i % 4 == 0) std::this_thread::sleep_for(200us);
+        }
+        REQUIRE(sent);
+        const std::string r = read_to_close(fd);
+        ::close(fd);
+        CHECK(status_of(r) == 200);
+        // Each byte scanned once and parsed once; a parse from the start on every read
+        // would be about head.size()^2 / (2 * bytes per read).
+        CHECK(s.server.head_work() - before <= 2 * head.size());
+    }
+
     TEST_CASE("single_range: one satisfiable range, else nothing") {
         using R = std::pair<size_t, size_t>;
         CHECK(single_range("bytes=0-9", 100) == R{0, 9});
@@ -361,6 +496,17 @@ TEST_SUITE("http") {
         CHECK_FALSE(single_range("bytes=-0", 100));
         CHECK_FALSE(single_range("items=0-9", 100));
         CHECK_FALSE(single_range("bytes=0-9", 0));
+    }
+
+    TEST_CASE("connection_key: IPv4 as it is, IPv4-mapped as IPv4, IPv6 by its /64") {
+        CHECK(connection_key("127.0.0.1") == "127.0.0.1");
+        CHECK(connection_key("::ffff:192.0.2.7") == "192.0.2.7");
+        CHECK(connection_key("2001:db8:1:2:3:4:5:6") == "2001:db8:1:2::/64");
+        // Two hosts of one /64 are one client; the next /64 is another.
+        CHECK(connection_key("2001:db8:1:2::1") == connection_key("2001:db8:1:2:ffff::9"));
+        CHECK(connection_key("2001:db8:1:3::1") == "2001:db8:1:3::/64");
+        CHECK(connection_key("::1") == "::/64");
+        CHECK(connection_key("?") == "?");
     }
 
     TEST_CASE("log_safe escapes what could forge a log line") {

@@ -10,7 +10,9 @@
 #include <chrono>
 #include <functional>
 #include <random>
+#include <string>
 #include <thread>
+#include <vector>
 
 #include "brute_force.h"
 #include "random_position.h"
@@ -56,6 +58,7 @@ Streamed stream(Api& api, const Params& p, const std::atomic<bool>* cancel = nul
                 const std::function<bool(const json&)>& on_event = {}) {
     Streamed s;
     s.reply = api.stream("analysis", p, cancel, [&](const std::string& object) {
+        if (object.empty()) return true;  // "are events wanted?" (HttpCall::emit): yes
         // One JSON object a line, no newline: what a server-sent event's data line holds.
         CHECK(object.find('\n') == std::string::npos);
         s.events.push_back(json::parse(object));
@@ -305,6 +308,25 @@ TEST_SUITE("serve") {
                                          [&](const std::string&) { return ++events, true; });
         CHECK(none.status == 404);
         CHECK(events == 0);
+    }
+
+    TEST_CASE("analysis stream: a reader that wants no events (HEAD) gets no search") {
+        Api api(small_config());
+        std::vector<std::string> asked;
+        auto no_events = [&](const std::string& object) {
+            asked.push_back(object);
+            return false;
+        };
+        const Params small = {{"pits", "4"}, {"seeds", "3"}};
+        const ApiReply r = api.stream("analysis", small, nullptr, no_events);
+        CHECK(asked == std::vector<std::string>{""});  // asked once, and no event searched for
+        CHECK(r.status == 499);
+        CHECK(api.load().searching == 0);
+        // Bad input is still its status, before the question.
+        asked.clear();
+        const Params bad = {{"pits", "4"}, {"seeds", "x"}};
+        CHECK(api.stream("analysis", bad, nullptr, no_events).status == 400);
+        CHECK(asked.empty());
     }
 
     TEST_CASE("analysis stream: a cancel, or a reader gone, stops the search") {
