@@ -41,7 +41,8 @@ double unix_now() {
 }
 }  // namespace
 
-JobRecord run_job(Solver& solver, const Job& job) {
+JobRecord run_job(Solver& solver, const Job& job, uint64_t default_budget) {
+    solver.set_limits(job.budget ? job.budget : default_budget, 0);
     JobRecord r;
     r.key = job.pos.pits_key();
     r.beta = job.beta;
@@ -59,7 +60,8 @@ JobRecord run_job(Solver& solver, const Job& job) {
     return r;
 }
 
-LocalWorkers::LocalWorkers(int m, Rule rule, const SolverOptions& opts) : solver_(m, rule, opts) {}
+LocalWorkers::LocalWorkers(int m, Rule rule, const SolverOptions& opts)
+    : solver_(m, rule, opts), budget_(opts.node_limit) {}
 
 void LocalWorkers::submit(const Job& job) {
     if (!queue_.empty()) throw std::logic_error("LocalWorkers: one job at a time");
@@ -70,7 +72,7 @@ JobRecord LocalWorkers::wait() {
     if (queue_.empty()) throw std::logic_error("LocalWorkers: no job submitted");
     const Job job = queue_.back();
     queue_.clear();
-    return run_job(solver_, job);
+    return run_job(solver_, job, budget_);
 }
 
 Campaign::Campaign(Journal& journal, const db::Database* db)

@@ -53,13 +53,15 @@ struct Dispatch {
 };
 
 // Runs one job: test(pos, beta) with a node budget on a solver of its own (its table kept
-// from job to job: it holds only proven bounds, SearchStopped leaves it exact).
-JobRecord run_job(Solver& solver, const Job& job);
+// from job to job: it holds only proven bounds, SearchStopped leaves it exact). The budget
+// is job.budget, or default_budget when that is 0.
+JobRecord run_job(Solver& solver, const Job& job, uint64_t default_budget);
 
 // One worker in this process: submit() queues, wait() runs the job.
 class LocalWorkers : public WorkerPool {
   public:
-    LocalWorkers(int m, Rule rule, const SolverOptions& opts);  // opts.node_limit: the budget
+    // opts.node_limit: the budget of a job that names none.
+    LocalWorkers(int m, Rule rule, const SolverOptions& opts);
     int capacity() const override { return 1; }
     void submit(const Job& job) override;
     JobRecord wait() override;
@@ -67,6 +69,7 @@ class LocalWorkers : public WorkerPool {
 
   private:
     Solver solver_;
+    uint64_t budget_;
     std::vector<Job> queue_;
 };
 
@@ -176,6 +179,8 @@ class Campaign {
     void set_leaf_growth(double growth) { tree_.set_leaf_growth(growth); }
     // ProofTree::set_split_above: the static first cut.
     void set_split_above(int seeds) { tree_.set_split_above(seeds); }
+    // ProofTree::set_budget_growth: budgets that grow towards the root.
+    void set_budget_growth(double growth, uint64_t base) { tree_.set_budget_growth(growth, base); }
 
   private:
     int run_passes(WorkerPool& pool, int guess, std::optional<OnePass> only,

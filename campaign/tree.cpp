@@ -194,13 +194,23 @@ ProofTree::Numbers ProofTree::numbers(int i, int beta, Memo& memo, InFlight mode
     return out;
 }
 
-uint64_t ProofTree::leaf_weight(const Node& n) const {
-    if (leaf_growth_ <= 1) return 1;
+int ProofTree::seeds_base() const {
     // Exponents from the database's top (or 40 seeds below the root, whichever is higher)
     // keep the weights of a whole campaign apart below the cap.
-    const int base = std::max(db_ ? db_->max_seeds() + 1 : 0, nodes_[0].seeds - 40);
-    const double w = std::pow(leaf_growth_, std::max(0, n.seeds - base));
+    return std::max(db_ ? db_->max_seeds() + 1 : 0, nodes_[0].seeds - 40);
+}
+
+uint64_t ProofTree::leaf_weight(const Node& n) const {
+    if (leaf_growth_ <= 1) return 1;
+    const double w = std::pow(leaf_growth_, std::max(0, n.seeds - seeds_base()));
     return static_cast<uint64_t>(std::clamp(w, 1.0, 1e15));
+}
+
+uint64_t ProofTree::job_budget(const Board& pits) const {
+    if (budget_growth_ <= 1 || budget_base_ == 0) return 0;
+    const double w = std::pow(budget_growth_, std::max(0, pits.seeds_in_pits() - seeds_base()));
+    const double cap = double(uint64_t(1) << 50);
+    return static_cast<uint64_t>(std::clamp(double(budget_base_) * w, 1.0, cap));
 }
 
 ProofTree::PassJobs ProofTree::pass_jobs(int beta) const {
@@ -258,7 +268,7 @@ std::optional<Job> ProofTree::descend(int beta, bool want, InFlight mode) {
         }
         if (!n.expanded) {
             if (in_flight_.count(n.pos.pits_key())) return std::nullopt;
-            return Job{n.pos, beta, want, assume_for_, false};
+            return Job{n.pos, beta, want, assume_for_, false, job_budget(n.pos)};
         }
         // The move with the least proof number (the first on a tie).
         uint64_t best = kInf + 1;

@@ -67,6 +67,10 @@ struct Job {
     bool hoped = true;
     int root_beta = 0;
     bool speculative = false;
+    // Its node budget (ProofTree::set_budget_growth); 0: the worker's own (--job-nodes).
+    // Sent to the worker with the job; not journaled (a record is a proven fact whatever
+    // budget found it).
+    uint64_t budget = 0;
 };
 
 class ProofTree {
@@ -92,6 +96,16 @@ class ProofTree {
     // of a proof where no job could finish within its budget. Default: no cut.
     void set_split_above(int seeds) { split_above_ = seeds; }
     int split_above() const { return split_above_; }
+    // Budgets that grow towards the root: a job at a position with s seeds in pits gets
+    // `base` x growth^(s - b) nodes (b as leaf weights count seeds from; capped at 2^50), so
+    // that the large jobs near the root, which would split anyway, run long enough to
+    // finish instead of losing their work to a split. 1 (the default): every job gets the
+    // worker's own budget (Job::budget 0).
+    void set_budget_growth(double growth, uint64_t base) {
+        budget_growth_ = growth;
+        budget_base_ = base;
+    }
+    uint64_t job_budget(const Board& pits) const;
 
     // Whether the bounds decide "v(root) >= beta?".
     bool decided(int beta) const;
@@ -207,11 +221,14 @@ class ProofTree {
     std::pair<int, int> edge_bounds(const Edge& e) const;
 
     uint64_t leaf_weight(const Node& n) const;
+    int seeds_base() const;  // leaf_weight's and job_budget's seeds of exponent 0
 
     CampaignParams params_;
     const db::Database* db_;
     double leaf_growth_ = 1;
     int split_above_ = kMaxSeeds;
+    double budget_growth_ = 1;
+    uint64_t budget_base_ = 0;
     std::vector<Node> nodes_;
     size_t expanded_ = 0;
     std::unordered_map<Cells, int, KeyHash> index_;

@@ -371,6 +371,10 @@ int run_campaign(const std::vector<std::string>& args) {
     expert.add_options()("leaf-growth", po::value<double>()->default_value(2),
                          "the choice weighs a job growth^(its seeds above the database) "
                          "(deep before wide; 1: every job weighs one, the choice before)");
+    expert.add_options()("budget-growth", po::value<double>()->default_value(1),
+                         "a job's budget is --job-nodes x growth^(its seeds above the "
+                         "database): larger jobs towards the root, fewer splits (1: every "
+                         "job gets --job-nodes)");
     expert.add_options()("split-above", po::value<int>(),
                          "a static first cut: split positions with more seeds in pits than "
                          "this without running a job (the top of a proof no job finishes)");
@@ -420,7 +424,7 @@ int run_campaign(const std::vector<std::string>& args) {
             vm["db"].as<std::string>(), m, rule, db ? db->max_seeds() : -1));
         if (!why.empty()) return 0;  // rank 0 says which rank differs and ends every rank
         Solver solver(m, rule, o);
-        mpi::serve_jobs(solver, m);
+        mpi::serve_jobs(solver, m, job_nodes);
         return 0;
     }
 #endif
@@ -451,6 +455,10 @@ int run_campaign(const std::vector<std::string>& args) {
     const double growth = vm["leaf-growth"].as<double>();
     if (!(growth >= 1 && growth <= 16)) throw InputError("--leaf-growth must be between 1 and 16");
     campaign.set_leaf_growth(growth);
+    const double budget_growth = vm["budget-growth"].as<double>();
+    if (!(budget_growth >= 1 && budget_growth <= 4))
+        throw InputError("--budget-growth must be between 1 and 4");
+    campaign.set_budget_growth(budget_growth, job_nodes);
     if (vm.count("split-above")) {
         const int cut = vm["split-above"].as<int>();
         if (cut < 0 || cut > kMaxSeeds) throw InputError("--split-above must be between 0 and 127");

@@ -20,6 +20,7 @@ namespace {
 
 constexpr int kTagJob = 1, kTagStop = 2, kTagRecord = 3;
 constexpr int kRecordWords = 7;
+constexpr int kJobWords = 4;
 
 // Waits for a message from `source` with `tag` (either may be MPI_ANY_*) by probing with
 // short sleeps: a blocking MPI_Recv busy-polls in Open MPI, and the manager's core (or an
@@ -124,8 +125,9 @@ void MpiWorkers::stop(int rank) {
 
 void MpiWorkers::send(int rank, const Task& t) {
     const Cells key = t.job.pos.pits_key();
-    uint64_t msg[3] = {uint64_t(key), uint64_t(key >> 64), uint64_t(int64_t(t.job.beta))};
-    MPI_Send(msg, 3, MPI_UINT64_T, rank, kTagJob, MPI_COMM_WORLD);
+    uint64_t msg[kJobWords] = {uint64_t(key), uint64_t(key >> 64), uint64_t(int64_t(t.job.beta)),
+                               t.job.budget};
+    MPI_Send(msg, kJobWords, MPI_UINT64_T, rank, kTagJob, MPI_COMM_WORLD);
     running_[rank] = t;
 }
 
@@ -293,19 +295,20 @@ campaign::JobRecord MpiWorkers::wait() {
     }
 }
 
-void serve_jobs(Solver& solver, int m) {
+void serve_jobs(Solver& solver, int m, uint64_t default_budget) {
     int rank = 0;
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     const char* liar = std::getenv("KALAH_TEST_LYING_RANK");
     const bool lying = liar && std::atoi(liar) == rank;
     for (;;) {
-        uint64_t msg[3];
+        uint64_t msg[kJobWords];
         MPI_Status st = await_message(0, MPI_ANY_TAG);
-        MPI_Recv(msg, 3, MPI_UINT64_T, 0, st.MPI_TAG, MPI_COMM_WORLD, &st);
+        MPI_Recv(msg, kJobWords, MPI_UINT64_T, 0, st.MPI_TAG, MPI_COMM_WORLD, &st);
         if (st.MPI_TAG == kTagStop) return;
         const Cells key = (Cells(msg[1]) << 64) | msg[0];
-        const campaign::Job job{campaign::board_of_key(m, key), static_cast<int>(int64_t(msg[2]))};
-        campaign::JobRecord r = campaign::run_job(solver, job);
+        campaign::Job job{campaign::board_of_key(m, key), static_cast<int>(int64_t(msg[2]))};
+        job.budget = msg[3];
+        campaign::JobRecord r = campaign::run_job(solver, job, default_budget);
         if (lying && r.kind == campaign::JobRecord::Kind::Bound) {
             // The test hook (mpi/mpi_workers.h): the opposite of the bound proved.
             const int s = job.pos.seeds_in_pits();

@@ -4,7 +4,8 @@
 #pragma once
 
 // Messages (MPI_COMM_WORLD, arrays of uint64):
-//   job    (tag kTagJob, manager -> worker): key low, key high, beta (int64)
+//   job    (tag kTagJob, manager -> worker): key low, key high, beta (int64), budget in
+//          nodes (0: the worker's own)
 //   stop   (tag kTagStop, manager -> worker, empty): leave serve_jobs
 //   record (tag kTagRecord, worker -> manager): kind, beta, result (int64), key low,
 //          key high, nodes, seconds (IEEE bits)
@@ -117,7 +118,8 @@ class MpiWorkers : public campaign::WorkerPool {
     int size_;
 };
 
-// A worker rank: runs the jobs it receives on `solver` until told to stop.
-void serve_jobs(Solver& solver, int m);
+// A worker rank: runs the jobs it receives on `solver` until told to stop; a job that
+// names no budget gets default_budget nodes.
+void serve_jobs(Solver& solver, int m, uint64_t default_budget);
 
 }  // namespace kalah::mpi

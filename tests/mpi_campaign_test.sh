@@ -50,6 +50,19 @@ for rule in standard empty-capture; do
     done
 done
 
+# Budgets that grow towards the root reach the workers with their jobs: 2000 x 2^32 nodes
+# at the root (--budget-growth 2, no database) finish Kalah(4,4) without a split, where
+# 2000 alone splits (above).
+want=$("$kalah" solve $solve_args --json 2>/dev/null | value_of)
+for np in 2 3; do
+    out=$(run $np "$kalah" campaign $args --budget-growth 2 --json --dir "$dir/budget-$np" 2>/dev/null)
+    got=$(echo "$out" | value_of)
+    splits=$(echo "$out" | python3 -c 'import json,sys; print(json.load(sys.stdin)["splits"])')
+    [ "$got" = "$want" ] || { echo "FAIL: --budget-growth 2, $np ranks: $got, solve says $want"; exit 1; }
+    [ "$splits" = 0 ] || { echo "FAIL: --budget-growth 2, $np ranks: $splits splits, want none"; exit 1; }
+    echo "ok: --budget-growth 2, $np ranks: $got, no split"
+done
+
 # Bound questions (--prove) under 2 and 3 ranks: proved where the value says so, refuted
 # elsewhere; then the exact value resumed over the bound's journal, no job twice.
 proved_of() { python3 -c 'import json,sys; print(str(json.load(sys.stdin)["proved"]).lower())'; }

@@ -398,7 +398,7 @@ TEST_SUITE("campaign") {
             CHECK_THROWS_AS(solver.test(Board::start(5, 4), 10), SearchStopped);
             CHECK(solver.stats().nodes >= budget);
             CHECK(solver.stats().nodes <= budget + std::max<uint64_t>(256, budget / 16));
-            const JobRecord r = run_job(solver, Job{Board::start(5, 4), 10});
+            const JobRecord r = run_job(solver, Job{Board::start(5, 4), 10}, budget);
             CHECK(r.kind == JobRecord::Kind::Split);
             CHECK(r.nodes <= budget + std::max<uint64_t>(256, budget / 16));
         }
@@ -432,6 +432,47 @@ TEST_SUITE("campaign") {
                 CHECK(again.tree().root_lo() == want);
                 CHECK(again.tree().root_hi() == want);
             }
+        }
+    }
+
+    TEST_CASE("budgets that grow towards the root: each job gets base x growth^seeds") {
+        const CampaignParams p{4, 4, Rule::Standard};
+        ProofTree tree(p, nullptr);
+        CHECK(tree.job_budget(Board::start(4, 4)) == 0);  // no growth: the worker's own
+        tree.set_budget_growth(2, 1000);
+        // No database: seeds count from 40 below the root's 32, i.e. from 0.
+        CHECK(tree.job_budget(Board::start(4, 4)) == 1000ull << 32);
+        Board b = Board::start(4, 4);
+        b.play(0, Rule::Standard);
+        CHECK(tree.job_budget(b.without_stores()) == 1000ull << b.seeds_in_pits());
+        tree.set_budget_growth(4, 1000);
+        CHECK(tree.job_budget(Board::start(4, 4)) == uint64_t(1) << 50);  // the cap
+        const std::optional<Job> job = tree.select(0);
+        REQUIRE(job);
+        CHECK(job->budget == tree.job_budget(job->pos));
+    }
+
+    TEST_CASE("budgets that grow towards the root: same values, and large ones split less") {
+        for (const Rule rule : {Rule::Standard, Rule::EmptyCapture}) {
+            const int want = Solver(4, rule, job_options(0)).pits_value(Board::start(4, 4));
+            uint64_t splits[2] = {};
+            int k = 0;
+            for (const double growth : {1.0, 2.0}) {
+                TempDir dir("budget");
+                std::string damage;
+                Journal j = Journal::open(dir.path.string(), CampaignParams{4, 4, rule}, damage);
+                Campaign camp(j, nullptr);
+                camp.set_budget_growth(growth, 2000);
+                LocalWorkers workers(4, rule, job_options(2000));
+                INFO(rule_name(rule), " budget growth ", growth);
+                CHECK(camp.run(workers, 0, {}) == want);
+                CHECK(no_job_twice(j.records()));
+                splits[k++] = camp.progress().splits;
+            }
+            // 2000 nodes split Kalah(4,4) at the top; 2000 x 2^32 (the root's) never do: the
+            // job's budget reached its solver.
+            CHECK(splits[0] > 0);
+            CHECK(splits[1] == 0);
         }
     }
 
