@@ -9,7 +9,8 @@
 #   SCRATCH  a directory for the results: SCRATCH/6-5-RULE/ must not exist yet
 #   RULE     standard (default) or empty-capture
 # Environment: TT_MB (table MiB of each solver, default 4096: two workers hold two tables),
-# JOB_NODES (job budget, default kalah's), NICE (default "nice -n 19"), MPIRUN (default
+# JOB_NODES (job budget, default kalah's), CAMPAIGN_ARGS (more campaign flags, e.g.
+# "--budget-growth 1.05"), NICE (default "nice -n 19"), MPIRUN (default
 # mpirun), PITS and SEEDS (default 6 and 5; another board for a trial run). Writes solve.json, one.json, two.json (stdout of each run), one/ and two/ (the
 # campaign directories: journal.kcj, trace.csv, progress.csv), *.err (progress lines),
 # sim.txt and sim.json, and summary.txt.
@@ -35,6 +36,8 @@ mkdir -p "$out"
 common=(--pits "$pits" --seeds "$seeds" --rule "$rule" --db "$db" --tt-mb "$tt" --threads 1 --json)
 budget=()
 [ -n "${JOB_NODES:-}" ] && budget=(--job-nodes "$JOB_NODES")
+read -r -a extra <<<"${CAMPAIGN_ARGS:-}"
+budget+=("${extra[@]}")
 stamp() { date -u +%Y-%m-%dT%H:%M:%SZ; }
 
 echo "$(stamp) solve" | tee "$out/log.txt"
