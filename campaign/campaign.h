@@ -54,7 +54,8 @@ struct Dispatch {
 
 // Runs one job: test(pos, beta) with a node budget on a solver of its own (its table kept
 // from job to job: it holds only proven bounds, SearchStopped leaves it exact). The budget
-// is job.budget, or default_budget when that is 0.
+// is job.budget, or default_budget when that is 0; it replaces the solver's limits
+// (Solver::set_limits: no time limit) for this and later calls.
 JobRecord run_job(Solver& solver, const Job& job, uint64_t default_budget);
 
 // One worker in this process: submit() queues, wait() runs the job.

@@ -34,22 +34,23 @@ mpirun=${MPIRUN:-mpirun}
 [ -e "$out" ] && { echo "campaign_runs: $out exists (the runs need fresh directories)" >&2; exit 1; }
 mkdir -p "$out"
 common=(--pits "$pits" --seeds "$seeds" --rule "$rule" --db "$db" --tt-mb "$tt" --threads 1 --json)
-budget=()
-[ -n "${JOB_NODES:-}" ] && budget=(--job-nodes "$JOB_NODES")
+# The campaign's own flags: the job budget and CAMPAIGN_ARGS.
+flags=()
+[ -n "${JOB_NODES:-}" ] && flags=(--job-nodes "$JOB_NODES")
 read -r -a extra <<<"${CAMPAIGN_ARGS:-}"
-budget+=("${extra[@]}")
+flags+=("${extra[@]}")
 stamp() { date -u +%Y-%m-%dT%H:%M:%SZ; }
 
 echo "$(stamp) solve" | tee "$out/log.txt"
 $nice_cmd "$kalah" solve "${common[@]}" >"$out/solve.json" 2>"$out/solve.err"
 echo "$(stamp) campaign, 1 worker in-process" | tee -a "$out/log.txt"
-$nice_cmd "$kalah" campaign "${common[@]}" "${budget[@]}" --dir "$out/one" \
+$nice_cmd "$kalah" campaign "${common[@]}" "${flags[@]}" --dir "$out/one" \
     >"$out/one.json" 2>"$out/one.err"
 if command -v "$mpirun" >/dev/null; then
     echo "$(stamp) campaign, 2 MPI workers (mpirun -np 3: the manager and two workers)" |
         tee -a "$out/log.txt"
     $nice_cmd "$mpirun" --oversubscribe --allow-run-as-root -np 3 "$kalah" campaign \
-        "${common[@]}" "${budget[@]}" --dir "$out/two" >"$out/two.json" 2>"$out/two.err"
+        "${common[@]}" "${flags[@]}" --dir "$out/two" >"$out/two.json" 2>"$out/two.err"
     measured=(--measured "$out/two/trace.csv")
 else
     echo "$(stamp) no $mpirun: the two-worker run is left out" | tee -a "$out/log.txt"
