@@ -110,6 +110,10 @@ public:
             out[i] = locate(*bs[i], &resident[i]);
             if (resident[i]) __builtin_prefetch(resident[i]);
         }
+        // Then a packed entry's data, whose address its header gives: the second misses
+        // overlap too (results/solver.md, "Where a node's time goes at Kalah(6,6)'s top").
+        for (int i = 0; i < n && i < kMaxPits; ++i)
+            if (packed[i]) packed[i]->prefetch_data(ranks[i]);
         for (int i = 0; i < n && i < kMaxPits; ++i) {
             if (packed[i]) {
                 out[i] = packed[i]->get(ranks[i]);
