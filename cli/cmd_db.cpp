@@ -59,7 +59,9 @@ int run_build(const std::vector<std::string>& args) {
          "zstd compression level 1..19 (higher: smaller files, slower build)")
         ("lower-layers", po::value<std::string>()->default_value("auto"),
          "how finished layers are held while higher ones are built: raw (one byte an "
-         "entry), packed (~0.45 bytes), or auto (raw when the build fits so in --memory-gb)")
+         "entry), packed (~0.45 bytes), mapped (their packed twins mapped: page cache the "
+         "kernel may drop while the top layer is written), or auto (the first of these "
+         "three whose build fits in --memory-gb)")
         ("no-packed-twins", "write no packed twin (.kpk) beside each layer file (searches "
          "then decode the layer files when they open the database)");
     // clang-format on
@@ -84,8 +86,10 @@ int run_build(const std::vector<std::string>& args) {
         o.lower = db::BuildOptions::Lower::Raw;
     else if (lower == "packed")
         o.lower = db::BuildOptions::Lower::Packed;
+    else if (lower == "mapped")
+        o.lower = db::BuildOptions::Lower::Mapped;
     else if (lower != "auto")
-        throw InputError("--lower-layers must be raw, packed or auto, not '" + lower + "'");
+        throw InputError("--lower-layers must be raw, packed, mapped or auto, not '" + lower + "'");
     const bool json = vm.count("json") > 0;
     if (!quiet(vm)) o.log = &std::cerr;
     auto stats = db::build_database(o);

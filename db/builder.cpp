@@ -5,12 +5,14 @@
 #include <omp.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <ctime>
 #include <filesystem>
+#include <optional>
 #include <ostream>
 #include <stdexcept>
 
@@ -106,9 +108,20 @@ private:
 void LayerSet::pack(int s) {
     Layer& l = layers_[s];
     if (l.is_packed) return;
-    l.packed = PackedLayer::pack(l.raw.data(), l.raw.size(), s);
+    hold(s, PackedLayer::pack(l.raw.data(), l.raw.size(), s));
+}
+
+void LayerSet::hold(int s, PackedLayer p) {
+    Layer& l = layers_[s];
+    l.packed = std::move(p);
     l.is_packed = true;
     std::vector<int8_t>().swap(l.raw);
+}
+
+int LayerSet::faulted_layer() const {
+    for (int s = 0; s < size(); ++s)
+        if (layers_[s].is_packed && layers_[s].packed.faulted()) return s;
+    return -1;
 }
 
 std::vector<int8_t> build_layer(int m, Rule rule, int s, const LayerSet& lower,
@@ -141,19 +154,58 @@ std::vector<int8_t> build_layer(int m, Rule rule, int s, const LayerSet& lower,
     return cur;
 }
 
-uint64_t build_memory_bytes(int m, int max_seeds, bool packed) {
+uint64_t build_memory_bytes(int m, int max_seeds, BuildOptions::Lower lower) {
+    using Lower = BuildOptions::Lower;
     // All layers 0..K resident (one byte per entry, = the layer size of K over 2m+1 pits),
     // plus the compressed copy of the top layer while it is written (assume <= 1/2), plus
     // its packed twin while that is packed and written (about half a byte an entry, counted
     // as one: with the smaller figure the bound fell below the peak memory of a deep build;
     // results/db.md).
     const uint64_t top = layer_size(2 * m, max_seeds);
-    if (!packed) return layer_size(2 * m + 1, max_seeds) + top / 2 + top;
+    if (lower == Lower::Raw || lower == Lower::Auto)
+        return layer_size(2 * m + 1, max_seeds) + top / 2 + top;
     // The top layer one byte an entry, the layers below it packed (at most 0.5625 bytes an
     // entry up to 30 seeds: results/db.md, "Packed layers in memory"), plus the write buffer
     // and the twin as above.
     const uint64_t below = max_seeds > 0 ? layer_size(2 * m + 1, max_seeds - 1) : 0;
-    return top + below / 2 + below / 16 + top / 2 + top;
+    const uint64_t below_packed = below / 2 + below / 16;
+    if (lower == Lower::Packed) return top + below_packed + top / 2 + top;
+    // Mapped: the lower layers are read while the top layer is solved, the write buffer and
+    // the twin are held only after, when the kernel may drop the lower layers' pages (the
+    // page cache's, not the process's): the larger of the two phases.
+    return top + std::max(below_packed, top / 2 + top);
+}
+
+BuildOptions::Lower lower_layers_of(const BuildOptions& opts) {
+    using Lower = BuildOptions::Lower;
+    if (opts.lower == Lower::Mapped && !opts.twins)
+        throw std::invalid_argument(
+            "--lower-layers mapped reads the packed twins: it cannot go with --no-packed-twins");
+    // The choices in the order of the memory they need, most first (each holds less than
+    // the one before at every K: the packed lower layers take at most 0.5625 bytes an entry,
+    // and the top layer's write is counted in each).
+    std::vector<Lower> choices;
+    if (opts.lower != Lower::Auto)
+        choices = {opts.lower};
+    else if (opts.twins)
+        choices = {Lower::Raw, Lower::Packed, Lower::Mapped};
+    else
+        choices = {Lower::Raw, Lower::Packed};
+    const double have = opts.memory_gb * double(1ull << 30);  // GiB, as --db-memory-gb
+    auto fits = [&](int k, Lower l) {
+        return static_cast<double>(build_memory_bytes(opts.m, k, l)) <= have;
+    };
+    for (Lower l : choices)
+        if (fits(opts.max_seeds, l)) return l;
+    const Lower least = choices.back();
+    int fit = opts.max_seeds;
+    while (fit > 0 && !fits(fit, least)) --fit;
+    char buf[160];
+    std::snprintf(buf, sizeof buf,
+                  "layers 0..%d need %.2f GiB, above --memory-gb %.2f (at most --max-seeds %d fits)",
+                  opts.max_seeds, build_memory_bytes(opts.m, opts.max_seeds, least) / double(1ull << 30),
+                  opts.memory_gb, fit);
+    throw std::invalid_argument(buf);
 }
 
 namespace {
@@ -172,21 +224,7 @@ void check_build_options(const BuildOptions& opts) {
                                     ".." + std::to_string(kMaxBlockSize));
     if (opts.level < 1 || opts.level > kMaxZstdLevel)
         throw std::invalid_argument("--zstd-level must be 1.." + std::to_string(kMaxZstdLevel));
-    // The packed estimate unless the lower layers are forced one byte an entry.
-    const bool packed = opts.lower != BuildOptions::Lower::Raw;
-    const uint64_t need = build_memory_bytes(opts.m, opts.max_seeds, packed);
-    const double have = opts.memory_gb * double(1ull << 30);  // GiB, as --db-memory-gb
-    if (static_cast<double>(need) > have) {
-        int fits = opts.max_seeds;
-        while (fits > 0 && static_cast<double>(build_memory_bytes(opts.m, fits, packed)) > have)
-            --fits;
-        char buf[160];
-        std::snprintf(buf, sizeof buf,
-                      "layers 0..%d need %.2f GiB, above --memory-gb %.2f "
-                      "(at most --max-seeds %d fits)",
-                      opts.max_seeds, need / double(1ull << 30), opts.memory_gb, fits);
-        throw std::invalid_argument(buf);
-    }
+    lower_layers_of(opts);
 }
 
 // Whether the directory holds an entry of that name (lstat: a dangling symbolic link too).
@@ -238,14 +276,20 @@ std::vector<LayerStats> build_database(const BuildOptions& opts) {
     // A killed build leaves its temporary file behind: remove it (the layer is rebuilt).
     for (const std::string& name : remove_stale_temporaries(opts.dir, opts.m, opts.rule))
         if (log) *log << "removed " << name << " (left by an interrupted build)\n";
-    const double have = opts.memory_gb * double(1ull << 30);
-    const bool pack = opts.lower == BuildOptions::Lower::Packed ||
-                      (opts.lower == BuildOptions::Lower::Auto &&
-                       static_cast<double>(build_memory_bytes(opts.m, opts.max_seeds)) > have);
-    if (log && pack)
-        *log << "lower layers held packed (one byte an entry would need "
-             << build_memory_bytes(opts.m, opts.max_seeds) / double(1ull << 30)
-             << " GiB, above --memory-gb)\n";
+    using Lower = BuildOptions::Lower;
+    const Lower lower = lower_layers_of(opts);
+    if (log && lower != Lower::Raw) {
+        *log << (lower == Lower::Packed ? "lower layers held packed"
+                                        : "lower layers mapped from their packed twins");
+        if (opts.lower == Lower::Auto)
+            *log << " (" << (lower == Lower::Packed ? "one byte an entry" : "held packed")
+                 << " they would need "
+                 << build_memory_bytes(opts.m, opts.max_seeds,
+                                       lower == Lower::Packed ? Lower::Raw : Lower::Packed) /
+                        double(1ull << 30)
+                 << " GiB, above --memory-gb)";
+        *log << "\n";
+    }
     LayerSet layers;
     std::vector<LayerStats> stats;
     uint64_t total_left = layer_size(2 * opts.m + 1, opts.max_seeds);
@@ -284,7 +328,13 @@ std::vector<LayerStats> build_database(const BuildOptions& opts) {
                               fmt_duration((total - done) / std::max(r, 1.0)).c_str());
                 *log << buf << std::flush;
             };
-            layers.add(build_layer(opts.m, opts.rule, s, layers, progress));
+            std::vector<int8_t> values = build_layer(opts.m, opts.rule, s, layers, progress);
+            // A mapped lower layer whose file was cut meanwhile was read as zeros: nothing
+            // built from it may be written.
+            if (const int cut = layers.faulted_layer(); cut >= 0)
+                throw FormatError(PackedLayer::file_name(opts.m, opts.rule, cut) +
+                                  ": truncated while mapped");
+            layers.add(std::move(values));
             write_layer(path, opts.m, opts.rule, s, layers.raw(s).data(), n, opts.block_size,
                         opts.level);
             st.seconds = since(t0);
@@ -294,35 +344,41 @@ std::vector<LayerStats> build_database(const BuildOptions& opts) {
             rate = n / std::max(st.seconds, 1e-9);
         }
         st.value_hash = kh64(layers.raw(s).data(), n);
-        const bool keep_packed = pack && s < opts.max_seeds;
+        // How this layer is held while the higher ones are built (the top one is not).
+        const Lower held = s < opts.max_seeds ? lower : Lower::Raw;
         const std::string twin =
             (std::filesystem::path(opts.dir) / PackedLayer::file_name(opts.m, opts.rule, s))
                 .string();
+        const auto twin_load =
+            held == Lower::Mapped ? PackedLayer::Load::Mapped : PackedLayer::Load::Copy;
         // A present twin is kept if it passes every check of read_file (a damaged or
-        // stale one is rewritten).
-        bool twin_ok = false;
+        // stale one is rewritten); mapped, it is the layer's form from here on.
+        std::optional<PackedLayer> read_twin;
         if (opts.twins && entry_present(twin)) refuse_unless_regular(twin);
         if (opts.twins && PackedLayer::twin_matches(twin, opts.m, opts.rule, s, source)) {
             try {
-                PackedLayer::read_file(twin, opts.m, opts.rule, s, source);
-                twin_ok = true;
+                read_twin = PackedLayer::read_file(twin, opts.m, opts.rule, s, source, twin_load);
             } catch (const FormatError& e) {
                 if (log) *log << "rewriting " << e.what() << "\n";
             }
         }
-        if (keep_packed) layers.pack(s);
-        if (opts.twins && !twin_ok) {
-            if (keep_packed)
+        if (held == Lower::Packed) layers.pack(s);
+        if (opts.twins && !read_twin) {
+            if (held == Lower::Packed)
                 layers.packed_layer(s).write_file(twin, opts.m, opts.rule, source);
             else
                 PackedLayer::pack(layers.raw(s).data(), n, s)
                     .write_file(twin, opts.m, opts.rule, source);
+            if (held == Lower::Mapped)
+                read_twin = PackedLayer::read_file(twin, opts.m, opts.rule, s, source, twin_load);
         }
+        if (held == Lower::Mapped) layers.hold(s, std::move(*read_twin));
         total_left -= n;
         if (log)
             log_layer(*log, tty, opts.max_seeds, st, since(t_all),
                       rate > 0 ? fmt_duration(total_left / rate) : "?");
         stats.push_back(st);
+        if (opts.on_layer) opts.on_layer(st);
     }
     return stats;
 }

@@ -17,7 +17,8 @@ namespace kalah::db {
 constexpr int8_t kUnknown = -128;
 
 // The complete layers 0..size()-1 a build reads: each one byte an entry or packed
-// (db/packed.h; about 0.45 bytes an entry, for builds whose layers do not fit raw).
+// (db/packed.h; about 0.45 bytes an entry, for builds whose layers do not fit raw), the
+// packed form in anonymous memory or mapped from the layer's twin.
 class LayerSet {
   public:
     void add(std::vector<int8_t> values) {
@@ -26,6 +27,11 @@ class LayerSet {
     }
     // Replaces layer s's bytes by their packed form.
     void pack(int s);
+    // Replaces layer s's bytes by p, the same values packed (a twin read or mapped).
+    void hold(int s, PackedLayer p);
+    // The first layer whose mapped twin met a page its file no longer holds (the values
+    // read from it since may be wrong: see PackedLayer::faulted), or -1.
+    int faulted_layer() const;
     // Layer s packed (after pack(s)).
     const PackedLayer& packed_layer(int s) const { return layers_[s].packed; }
     int size() const { return static_cast<int>(layers_.size()); }
@@ -69,6 +75,8 @@ class LayerSet {
 std::vector<int8_t> build_layer(int m, Rule rule, int s, const LayerSet& lower,
                                 const std::function<void(uint64_t, uint64_t)>& on_progress = {});
 
+struct LayerStats;
+
 struct BuildOptions {
     std::string dir = "kalah-db";
     int m = 6;
@@ -79,12 +87,19 @@ struct BuildOptions {
     uint32_t block_size = kDefaultBlockSize;  // entries per compressed block (db/format.h)
     int level = kDefaultZstdLevel;            // zstd level of the blocks
     std::ostream* log = nullptr;  // progress lines (stderr in the CLI); nullptr: quiet
-    // How the finished layers are held while the higher ones are built: one byte an entry
-    // when the whole build fits so in memory_gb, else packed (Auto); or as forced.
-    enum class Lower { Auto, Raw, Packed } lower = Lower::Auto;
+    // How the finished layers are held while the higher ones are built: one byte an entry;
+    // packed in anonymous memory; or (Mapped) probed in place in their packed twins, mapped:
+    // those pages are the page cache's, which the kernel may drop while the top layer is
+    // written (the lower layers are no longer read then) and read again from the files.
+    // Auto: the first of Raw, Packed, Mapped whose bound (build_memory_bytes) fits in
+    // memory_gb (Mapped only with twins).
+    enum class Lower { Auto, Raw, Packed, Mapped } lower = Lower::Auto;
     // Write each layer's packed twin (db/packed.h, .kpk) too: a search then opens the
     // database without decoding it. A present twin that matches its layer is kept.
     bool twins = true;
+    // Called after each layer (built or reused) is written and held for the layers above
+    // it, if given.
+    std::function<void(const LayerStats&)> on_layer;
 };
 
 struct LayerStats {
@@ -100,8 +115,13 @@ struct LayerStats {
 };
 
 // Bytes of memory a build of layers 0..K for m pits needs (resident layers plus headroom),
-// with the lower layers held one byte an entry (packed = false) or packed.
-uint64_t build_memory_bytes(int m, int max_seeds, bool packed = false);
+// with the lower layers held as `lower` says (Auto counts as Raw).
+uint64_t build_memory_bytes(int m, int max_seeds,
+                            BuildOptions::Lower lower = BuildOptions::Lower::Raw);
+// How a build with these options holds its lower layers: opts.lower, or Auto's choice.
+// Throws std::invalid_argument, with the flag's name, when no choice fits in memory_gb
+// or Mapped is asked for without twins.
+BuildOptions::Lower lower_layers_of(const BuildOptions& opts);
 
 // Builds (or resumes) the layer files of opts.dir. Existing files that check out are
 // loaded instead of rebuilt; a rebuild writes byte-identical files. Throws

@@ -169,34 +169,79 @@ TEST_SUITE("db") {
         }
     }
 
-    TEST_CASE("packed: a build with its lower layers packed writes the same bytes") {
-        TempDir raw_dir("raw"), packed_dir("packed");
+    TEST_CASE("packed: a build with its lower layers packed or mapped writes the same bytes") {
+        TempDir raw_dir("raw"), packed_dir("packed"), mapped_dir("mapped"), resumed_dir("resumed");
         auto o = build_options(raw_dir.path.string(), 5, Rule::Standard, 13);
         o.lower = db::BuildOptions::Lower::Raw;
         const auto raw_stats = db::build_database(o);
         o.dir = packed_dir.path.string();
         o.lower = db::BuildOptions::Lower::Packed;
         const auto packed_stats = db::build_database(o);
-        REQUIRE(raw_stats.size() == packed_stats.size());
+        o.dir = mapped_dir.path.string();
+        o.lower = db::BuildOptions::Lower::Mapped;
+        const auto mapped_stats = db::build_database(o);
+        // Mapped, resumed: layers 0..9 first, then 10..13 over the twins of 0..9.
+        o.dir = resumed_dir.path.string();
+        o.max_seeds = 9;
+        db::build_database(o);
+        o.max_seeds = 13;
+        int reused = 0;
+        o.on_layer = [&](const db::LayerStats& st) { reused += st.reused; };
+        const auto resumed_stats = db::build_database(o);
+        CHECK(reused == 10);
+        REQUIRE(raw_stats.size() == 14);
+        REQUIRE(packed_stats.size() == 14);
+        REQUIRE(mapped_stats.size() == 14);
+        REQUIRE(resumed_stats.size() == 14);
         for (size_t s = 0; s < raw_stats.size(); ++s) {
             CAPTURE(s);
             CHECK(raw_stats[s].value_hash == packed_stats[s].value_hash);
-            const std::string name = db::layer_file_name(5, Rule::Standard, static_cast<int>(s));
-            CHECK(read_bytes(raw_dir.path / name) == read_bytes(packed_dir.path / name));
+            CHECK(raw_stats[s].value_hash == mapped_stats[s].value_hash);
+            CHECK(raw_stats[s].value_hash == resumed_stats[s].value_hash);
+            for (const std::string& name :
+                 {db::layer_file_name(5, Rule::Standard, static_cast<int>(s)),
+                  db::PackedLayer::file_name(5, Rule::Standard, static_cast<int>(s))}) {
+                CAPTURE(name);
+                const std::string want = read_bytes(raw_dir.path / name);
+                CHECK(read_bytes(packed_dir.path / name) == want);
+                CHECK(read_bytes(mapped_dir.path / name) == want);
+                CHECK(read_bytes(resumed_dir.path / name) == want);
+            }
         }
-        // Packed lower layers need less memory: a bound between the two is accepted (and
-        // packs), one below both is refused before anything is built.
+        // Packed lower layers need less memory, mapped ones less again: a bound between two
+        // is accepted (and Auto takes the one that fits), one below all is refused before
+        // anything is built.
+        using Lower = db::BuildOptions::Lower;
         const uint64_t raw_need = db::build_memory_bytes(6, 24);
-        const uint64_t packed_need = db::build_memory_bytes(6, 24, true);
+        const uint64_t packed_need = db::build_memory_bytes(6, 24, Lower::Packed);
+        const uint64_t mapped_need = db::build_memory_bytes(6, 24, Lower::Mapped);
         CHECK(packed_need < raw_need);
+        CHECK(mapped_need < packed_need);
         TempDir refused("refused");
         auto big = build_options(refused.path.string(), 6, Rule::Standard, 24);
-        big.memory_gb = double(packed_need / 2) / double(1ull << 30);
+        auto gib = [](uint64_t bytes) { return double(bytes) / double(1ull << 30); };
+        big.memory_gb = gib((packed_need + raw_need) / 2);
+        CHECK(db::lower_layers_of(big) == Lower::Packed);
+        big.memory_gb = gib((mapped_need + packed_need) / 2);
+        CHECK(db::lower_layers_of(big) == Lower::Mapped);
+        // Without twins there is nothing to map: the same bound is refused, as is Mapped.
+        big.twins = false;
+        CHECK_THROWS_AS(db::build_database(big), std::invalid_argument);
+        big.lower = Lower::Mapped;
+        big.memory_gb = 64;
         CHECK_THROWS_AS(db::build_database(big), std::invalid_argument);
         CHECK(fs::is_empty(refused.path));
-        // Lower layers forced one byte an entry are checked against their own need.
-        big.lower = db::BuildOptions::Lower::Raw;
-        big.memory_gb = double((packed_need + raw_need) / 2) / double(1ull << 30);
+        big.twins = true;
+        big.lower = Lower::Auto;
+        big.memory_gb = gib(mapped_need / 2);
+        CHECK_THROWS_AS(db::build_database(big), std::invalid_argument);
+        CHECK(fs::is_empty(refused.path));
+        // Lower layers forced one byte an entry, or packed, are checked against their own need.
+        big.lower = Lower::Raw;
+        big.memory_gb = gib((packed_need + raw_need) / 2);
+        CHECK_THROWS_AS(db::build_database(big), std::invalid_argument);
+        big.lower = Lower::Packed;
+        big.memory_gb = gib((mapped_need + packed_need) / 2);
         CHECK_THROWS_AS(db::build_database(big), std::invalid_argument);
         CHECK(fs::is_empty(refused.path));
     }
