@@ -640,6 +640,8 @@ TEST_SUITE("db") {
             "build-db --pits 3 --max-seeds 3 --block-entries 99999999999",
             "build-db --pits 3 --max-seeds 3 --zstd-level 0",
             "build-db --pits 3 --max-seeds 3 --zstd-level 20",
+            "build-db --pits 3 --max-seeds 3 --lower-layers bogus",
+            "build-db --pits 3 --max-seeds 3 --lower-layers mapped --no-packed-twins",
             "verify-db --threads " + too_many,
             "verify-db --threads -1"};
         for (const std::string& bad : bad_inputs) {
@@ -651,6 +653,14 @@ TEST_SUITE("db") {
         }
         r = run_kalah("verify-db --threads " + most + " --dir " + d);
         CHECK(r.status == 0);
+        // The lower layers mapped from their twins: the same files, the choice logged.
+        TempDir mapped("cli-mapped");
+        r = run_kalah("build-db --pits 3 --max-seeds 8 --threads 2 --lower-layers mapped --dir " +
+                      mapped.path.string());
+        CHECK(r.status == 0);
+        CHECK(r.err.find("lower layers mapped from their packed twins\n") != std::string::npos);
+        for (int s = 0; s <= 8; ++s)
+            CHECK(slurp(dir.file(3, Rule::Standard, s)) == slurp(mapped.file(3, Rule::Standard, s)));
         spit(dir.file(3, Rule::Standard, 6), "not a database");
         r = run_kalah("verify-db --dir " + d);
         CHECK(r.status == 1);
