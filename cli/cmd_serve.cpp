@@ -226,6 +226,7 @@ int run(const std::vector<std::string>& args) {
     if (vm.count("db")) c.db_dir = vm["db"].as<std::string>();
     c.db_memory_bytes = static_cast<size_t>(db_memory_gib(vm) * double(1ull << 30));
     c.db_layout = db_layout(vm);
+    c.db_raw_top_bytes = db_raw_top_bytes(vm);
     const bool log = !vm.count("quiet");
     ensure_descriptors(http.max_connections);
 

@@ -125,7 +125,11 @@ void add_db_options(po::options_description& opts, bool use_default_dir) {
         "layers in memory: raw (one byte an entry), packed (~0.45 bytes an entry, a "
         "slightly slower probe), mapped (packed, probed in place in the memory-mapped .kpk "
         "twins: the fastest open), or auto (mapped when every layer has its twin, else raw "
-        "when every layer fits so in --db-memory-gb, else packed)");
+        "when every layer fits so in --db-memory-gb, else packed)")(
+        "db-raw-gb", po::value<double>()->default_value(0),
+        "whatever --db-layout says, hold the top layers one byte an entry (decoded at "
+        "open) while they add up to at most this many GiB: a faster probe for long "
+        "searches; counted in --db-memory-gb");
 }
 
 double db_memory_gib(const po::variables_map& vm) {
@@ -133,6 +137,13 @@ double db_memory_gib(const po::variables_map& vm) {
     if (!(gb > 0) || !(gb <= 1 << 20))
         throw InputError("--db-memory-gb must be a positive number of GiB");
     return gb;
+}
+
+uint64_t db_raw_top_bytes(const po::variables_map& vm) {
+    const double gb = vm["db-raw-gb"].as<double>();
+    if (!(gb >= 0) || !(gb <= 1 << 20))
+        throw InputError("--db-raw-gb must be a number of GiB, 0 or more");
+    return static_cast<uint64_t>(gb * double(1ull << 30));
 }
 
 db::Database::Layout db_layout(const po::variables_map& vm) {
@@ -153,6 +164,7 @@ std::unique_ptr<db::Database> open_database(const po::variables_map& vm, const s
     r.rule = rule;
     r.memory_bytes = static_cast<size_t>(db_memory_gib(vm) * double(1ull << 30));
     r.layout = db_layout(vm);
+    r.raw_top_bytes = db_raw_top_bytes(vm);
     db::Opened o = db::open_checked(r);  // a damaged file throws (exit 1)
     if (!o.db) {
         std::cerr << "kalah " << cmd << ": no endgame database (" << o.why_none << "); "

@@ -51,6 +51,8 @@ void add_db_options(boost::program_options::options_description& opts, bool use_
 double db_memory_gib(const boost::program_options::variables_map& vm);
 // --db-layout, checked.
 db::Database::Layout db_layout(const boost::program_options::variables_map& vm);
+// --db-raw-gb in bytes, checked.
+uint64_t db_raw_top_bytes(const boost::program_options::variables_map& vm);
 // Opens the database the options name for (m, rule) under the one open policy of
 // db/open.h (a damaged or unreadable layer file is db::FormatError, exit 1). Prints one
 // line on stderr: what is used, or why nothing is followed by `otherwise` (what happens

@@ -283,9 +283,11 @@ struct Holding {
     bool pack;                  // packed (db/packed.h), else one byte an entry
     PackedLayer::Load load;     // packed twins copied or mapped
     uint64_t resident_budget;   // bytes for resident layers
-    // What a layer of n entries is expected to take before it is read (a packed layer's
+    int raw_from = 1 << 30;     // layers s >= raw_from one byte an entry, whatever `pack` says
+    bool packed(int s) const { return pack && s < raw_from; }
+    // What layer s of n entries is expected to take before it is read (a packed layer's
     // size is known only once packed: results/db.md, "Packed layers in memory").
-    uint64_t estimate(uint64_t n) const { return pack ? n / 2 + n / 16 + 4096 : n; }
+    uint64_t estimate(int s, uint64_t n) const { return packed(s) ? n / 2 + n / 16 + 4096 : n; }
 };
 
 // Resident layers from s = 0 up while they fit; a quarter of the bound is kept for the
@@ -295,7 +297,7 @@ struct Holding {
 // current one: opening is then a checksum of the page cache's pages, no copy (results/
 // db.md, "Opening a database: mapped twins").
 Holding choose_holding(const std::vector<std::unique_ptr<LayerFile>>& files, bool twins,
-                       size_t memory_bytes, Database::Layout layout) {
+                       size_t memory_bytes, Database::Layout layout, uint64_t raw_top_bytes) {
     using Layout = Database::Layout;
     uint64_t total = 0;
     for (const auto& f : files) total += f->header().entries;
@@ -305,8 +307,17 @@ Holding choose_holding(const std::vector<std::unique_ptr<LayerFile>>& files, boo
     h.load = layout == Layout::Mapped || (layout == Layout::Auto && twins)
                  ? PackedLayer::Load::Mapped
                  : PackedLayer::Load::Copy;
+    // The top layers one byte an entry while they fit in raw_top_bytes: the search's probes
+    // fall mostly in the layers just below its nodes, the largest ones.
+    uint64_t raw_top = 0;
+    for (int s = static_cast<int>(files.size()) - 1; s >= 0; --s) {
+        raw_top += files[s]->header().entries;
+        if (raw_top > raw_top_bytes) break;
+        h.raw_from = s;
+    }
     uint64_t total_held = 0;
-    for (const auto& f : files) total_held += h.estimate(f->header().entries);
+    for (size_t s = 0; s < files.size(); ++s)
+        total_held += h.estimate(static_cast<int>(s), files[s]->header().entries);
     h.resident_budget = total_held > memory_bytes ? memory_bytes - memory_bytes / 4 : memory_bytes;
     return h;
 }
@@ -321,10 +332,10 @@ uint64_t hold_layers(FileDatabase& db, std::vector<std::unique_ptr<LayerFile>>& 
     for (auto& f : files) {
         FileDatabase::Layer layer;
         const uint64_t n = f->header().entries;
-        if (resident && used + h.estimate(n) <= h.resident_budget) {
+        const int s = static_cast<int>(db.layers_.size());
+        if (resident && used + h.estimate(s, n) <= h.resident_budget) {
             try {
-                if (h.pack) {
-                    const int s = static_cast<int>(db.layers_.size());
+                if (h.packed(s)) {
                     bool read = false;
                     if (twin_current(dir, m, rule, s, *f)) {
                         // A twin that fails its checks is only a cache: the layer file
@@ -412,7 +423,7 @@ std::unique_ptr<Database> Database::build_in_memory(int m, Rule rule, int max_se
 
 std::unique_ptr<Database> Database::open(const std::string& dir, int m, Rule rule,
                                          size_t memory_bytes, std::string* why, std::string* damage,
-                                         Layout layout) {
+                                         Layout layout, uint64_t raw_top_bytes) {
     RunEnd end;
     // Step 6 (on every return): what the caller is told.
     auto report = [&](const std::string& w) {
@@ -439,7 +450,7 @@ std::unique_ptr<Database> Database::open(const std::string& dir, int m, Rule rul
     bool twins = true;
     for (int s = 0; s < static_cast<int>(files.size()) && twins; ++s)
         twins = twin_current(dir, m, rule, s, *files[s]);
-    const Holding holding = choose_holding(files, twins, memory_bytes, layout);
+    const Holding holding = choose_holding(files, twins, memory_bytes, layout, raw_top_bytes);
     auto db = std::make_unique<FileDatabase>(m, rule);
     const uint64_t used = hold_layers(*db, files, holding, dir, m, rule, end);
     if (db->layers_.empty()) {  // layer 0 failed its checks

@@ -19,7 +19,11 @@ public:
   // the packed twins (.kpk) to anonymous huge pages or (Mapped) probed in place in the
   // memory-mapped twins (opening is then a checksum, no copy; a layer without a twin is
   // packed from its .kdb). Auto: mapped when every layer has its twin, else one byte an
-  // entry when every layer fits so in the memory bound, else packed.
+  // entry when every layer fits so in the memory bound, else packed. Whatever the layout,
+  // the top layers are held one byte an entry while their entries add up to at most
+  // raw_top_bytes (open's argument; decoded from their .kdb): a search's probes fall mostly
+  // in the layers just below its nodes, and a raw probe is one miss where a packed one is
+  // two (results/solver.md). They count in memory_bytes like any resident layer.
   enum class Layout { Auto, Raw, Packed, Mapped };
   virtual ~Database() = default;
   // Opens the layers 0..K found in dir for (m, rule), K the largest complete run.
@@ -35,7 +39,8 @@ public:
   static std::unique_ptr<Database> open(const std::string& dir, int m, Rule rule,
                                         size_t memory_bytes, std::string* why,
                                         std::string* damage = nullptr,
-                                        Layout layout = Layout::Auto);
+                                        Layout layout = Layout::Auto,
+                                        uint64_t raw_top_bytes = 0);
 
   // Builds layers 0..max_seeds for (m, rule) in memory (db/builder.h, OpenMP threads)
   // and holds them all resident; nothing is written to disk. on_layer(s), if given, is

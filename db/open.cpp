@@ -15,7 +15,8 @@ namespace kalah::db {
 Opened open_checked(const OpenRequest& r) {
     Opened o;
     std::string why, damage;
-    o.db = Database::open(r.dir, r.m, r.rule, r.memory_bytes, &why, &damage, r.layout);
+    o.db = Database::open(r.dir, r.m, r.rule, r.memory_bytes, &why, &damage, r.layout,
+                          r.raw_top_bytes);
     if (!damage.empty()) {
         // The hint only for a file that build-db would replace: a readable regular file.
         std::string why_not;

@@ -27,6 +27,7 @@ struct OpenRequest {
     Rule rule = Rule::Standard;
     size_t memory_bytes = 0;  // resident layers plus block cache (Database::open)
     Database::Layout layout = Database::Layout::Auto;
+    uint64_t raw_top_bytes = 0;  // the top layers one byte an entry within this (Database::open)
 };
 
 struct Opened {

@@ -41,8 +41,8 @@ ApiReply client_gone() { return reply(499, error_json("the client went away")); 
 // open policy of every command (db/open.h): a damaged layer file is db::FormatError.
 class Databases {
   public:
-    Databases(std::string dir, size_t memory, db::Database::Layout layout)
-        : dir_(std::move(dir)), memory_(memory), layout_(layout) {}
+    Databases(std::string dir, size_t memory, db::Database::Layout layout, uint64_t raw_top)
+        : dir_(std::move(dir)), memory_(memory), layout_(layout), raw_top_(raw_top) {}
     const db::Database* get(int m, Rule rule) {
         std::lock_guard<std::mutex> lock(mu_);
         const int key = m * 2 + static_cast<int>(rule);
@@ -50,7 +50,7 @@ class Databases {
         if (it != open_.end()) return it->second.get();
         db::Opened o;
         // Most (m, rule) have no database: searching without one is the normal case.
-        if (!dir_.empty()) o = db::open_checked({dir_, m, rule, memory_, layout_});
+        if (!dir_.empty()) o = db::open_checked({dir_, m, rule, memory_, layout_, raw_top_});
         if (!o.warning.empty()) std::cerr << "kalah serve: warning: " << o.warning << "\n";
         if (o.db) std::cerr << "kalah serve: " << db::describe(*o.db, dir_) << "\n";
         return (open_[key] = std::move(o.db)).get();
@@ -60,6 +60,7 @@ class Databases {
     std::string dir_;
     size_t memory_;
     db::Database::Layout layout_;
+    uint64_t raw_top_;
     std::mutex mu_;
     std::map<int, std::unique_ptr<db::Database>> open_;
 };
@@ -207,7 +208,7 @@ struct Api::Impl {
     Databases dbs;
     SolverPool pool;
     explicit Impl(const ServeConfig& c)
-        : config(c), dbs(c.db_dir, c.db_memory_bytes, c.db_layout), pool(config, dbs) {}
+        : config(c), dbs(c.db_dir, c.db_memory_bytes, c.db_layout, c.db_raw_top_bytes), pool(config, dbs) {}
 
     // How a search ran: `work` on a solver for the request's board. `largest` is the
     // position with the most seeds in pits the work will search: when the database holds

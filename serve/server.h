@@ -27,6 +27,7 @@ struct ServeConfig {
     std::string db_dir;          // empty: no database
     size_t db_memory_bytes = 0;  // per opened (m, rule) database
     db::Database::Layout db_layout = db::Database::Layout::Auto;
+    uint64_t db_raw_top_bytes = 0;  // the top layers one byte an entry within this (db/open.h)
     size_t tt_mb = 256;          // per solver
     int threads = 1;             // per solver
     int solvers = 1;             // searches at once

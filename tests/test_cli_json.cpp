@@ -426,7 +426,8 @@ TEST_SUITE("cli") {
         CHECK(run_kalah("bench --help").out.find("--threads arg (=1)") != std::string::npos);
         // Memory flags are checked before anything is allocated or built.
         for (const char* bad :
-             {"--db-memory-gb nan", "--db-memory-gb 0", "--db-memory-gb -1", "--tt-mb 0"}) {
+             {"--db-memory-gb nan", "--db-memory-gb 0", "--db-memory-gb -1", "--tt-mb 0",
+              "--db-raw-gb -1", "--db-raw-gb nan"}) {
             CAPTURE(bad);
             const auto r = run_kalah("solve --pits 6 --seeds 4 " + std::string(bad));
             CHECK(r.status == 2);

@@ -120,11 +120,19 @@ TEST_SUITE("db") {
                                               nullptr, db::Database::Layout::Raw);
                 auto packed = db::Database::open(dir.path.string(), m, rule, size_t(1) << 30, &why,
                                                  nullptr, db::Database::Layout::Packed);
+                // The top two layers one byte an entry, the others mapped from their twins.
+                const uint64_t top_two = db::layer_size(2 * m, k) + db::layer_size(2 * m, k - 1);
+                auto mixed = db::Database::open(dir.path.string(), m, rule, size_t(1) << 30, &why,
+                                                nullptr, db::Database::Layout::Mapped, top_two);
                 REQUIRE(raw);
                 REQUIRE(packed);
+                REQUIRE(mixed);
                 CHECK(raw->packed_layers() == 0);
                 CHECK(packed->packed_layers() == k + 1);
+                CHECK(mixed->packed_layers() == k - 1);
+                CHECK(mixed->resident_layers() == k + 1);
                 CHECK(packed->memory_bytes() < raw->memory_bytes());
+                CHECK(packed->memory_bytes() < mixed->memory_bytes());
                 for (int s = 0; s <= k; ++s) {
                     uint8_t c[12];
                     db::unrank(0, s, 2 * m, c);
@@ -140,14 +148,19 @@ TEST_SUITE("db") {
                         int got[6];
                         for (int j = 0; j < count; ++j) bs[j] = &boards[i + j];
                         packed->probe_many(bs, count, got);
+                        int got_mixed[6];
+                        mixed->probe_many(bs, count, got_mixed);
                         for (int j = 0; j < count; ++j) {
                             const int want = raw->probe(boards[i + j]);
-                            if (got[j] != want || packed->probe(boards[i + j]) != want) {
+                            if (got[j] != want || packed->probe(boards[i + j]) != want ||
+                                got_mixed[j] != want || mixed->probe(boards[i + j]) != want) {
                                 CAPTURE(m);
                                 CAPTURE(s);
                                 CAPTURE(i + j);
                                 REQUIRE(got[j] == want);
                                 REQUIRE(packed->probe(boards[i + j]) == want);
+                                REQUIRE(got_mixed[j] == want);
+                                REQUIRE(mixed->probe(boards[i + j]) == want);
                             }
                         }
                     }
