@@ -164,6 +164,9 @@ void BM_ProbeLatencyPacked(benchmark::State& state) {
 void BM_ProbeLatencyMapped(benchmark::State& state) {
     probe_latency(state, db::Database::Layout::Mapped);
 }
+void BM_ProbeLatencyLines(benchmark::State& state) {
+    probe_latency(state, db::Database::Layout::Lines);
+}
 
 // Packing a layer (the cost of opening a packed database): entries a second.
 void BM_PackLayer(benchmark::State& state) {
@@ -183,6 +186,7 @@ BENCHMARK(BM_ProbeResident);
 BENCHMARK(BM_ProbeLatencyRaw);
 BENCHMARK(BM_ProbeLatencyPacked);
 BENCHMARK(BM_ProbeLatencyMapped);
+BENCHMARK(BM_ProbeLatencyLines);
 BENCHMARK(BM_PackLayer)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_ProbeCachedMiss);
 BENCHMARK(BM_ProbeCachedHit);

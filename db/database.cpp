@@ -14,6 +14,7 @@
 #include "db/builder.h"
 #include "db/format.h"
 #include "db/index.h"
+#include "db/lines.h"
 #include "db/packed.h"
 
 namespace kalah::db {
@@ -62,6 +63,11 @@ public:
     int max_seeds() const override { return static_cast<int>(layers_.size()) - 1; }
     int resident_layers() const override { return resident_; }
     int packed_layers() const override { return packed_; }
+    char held_as(int s) const override {
+        if (s < 0 || s >= static_cast<int>(layers_.size())) return 'c';
+        const Layer& l = layers_[s];
+        return l.resident() ? 'r' : l.is_packed ? 'p' : l.is_lines ? 'l' : 'c';
+    }
     uint64_t memory_bytes() const override { return held_; }
 
     int probe(const Board& b) const override {
@@ -85,6 +91,8 @@ public:
         const Layer& layer = layers_[s];
         if (layer.resident())
             __builtin_prefetch(&layer.resident()[rank_board(b)]);
+        else if (layer.is_lines)
+            layer.lines.prefetch(rank_board(b));
         else if (layer.is_packed)
             layer.packed.prefetch(rank_board(b));
     }
@@ -92,20 +100,30 @@ public:
     void probe_many(const Board* const* bs, int n, int* out) const override {
         // First every address (each a likely cache miss, so start loading it), then the
         // values: the misses overlap instead of following each other. A packed layer's
-        // first miss is the group header.
+        // first miss is the group header; a line layer's is its only one.
         const int8_t* resident[kMaxPits];
         const PackedLayer* packed[kMaxPits];
+        const LineLayer* lines[kMaxPits];
         uint64_t ranks[kMaxPits];
         for (int i = 0; i < n && i < kMaxPits; ++i) {
             packed[i] = nullptr;
+            lines[i] = nullptr;
+            resident[i] = nullptr;
             const int s = bs[i]->seeds_in_pits();
-            if (s < static_cast<int>(layers_.size()) && layers_[s].is_packed &&
-                bs[i]->pits() == m_) {
-                packed[i] = &layers_[s].packed;
-                resident[i] = nullptr;
-                ranks[i] = rank_board(*bs[i]);
-                packed[i]->prefetch(ranks[i]);
-                continue;
+            if (s < static_cast<int>(layers_.size()) && bs[i]->pits() == m_) {
+                const Layer& layer = layers_[s];
+                if (layer.is_lines) {
+                    lines[i] = &layer.lines;
+                    ranks[i] = rank_board(*bs[i]);
+                    lines[i]->prefetch(ranks[i]);
+                    continue;
+                }
+                if (layer.is_packed) {
+                    packed[i] = &layer.packed;
+                    ranks[i] = rank_board(*bs[i]);
+                    packed[i]->prefetch(ranks[i]);
+                    continue;
+                }
             }
             out[i] = locate(*bs[i], &resident[i]);
             if (resident[i]) __builtin_prefetch(resident[i]);
@@ -115,7 +133,9 @@ public:
         for (int i = 0; i < n && i < kMaxPits; ++i)
             if (packed[i]) packed[i]->prefetch_data(ranks[i]);
         for (int i = 0; i < n && i < kMaxPits; ++i) {
-            if (packed[i]) {
+            if (lines[i]) {
+                out[i] = lines[i]->get(ranks[i]);
+            } else if (packed[i]) {
                 out[i] = packed[i]->get(ranks[i]);
                 if (packed[i]->faulted()) check_mapped(bs[i]->seeds_in_pits());
             } else if (resident[i]) {
@@ -139,6 +159,7 @@ public:
             return 0;
         }
         *resident = nullptr;
+        if (layer.is_lines) return layer.lines.get(r);
         if (layer.is_packed) {
             const int v = layer.packed.get(r);
             if (layer.packed.faulted()) check_mapped(s);
@@ -157,6 +178,9 @@ public:
         // Resident layer packed (db/packed.h, ~3.5 bits an entry), or empty.
         PackedLayer packed;
         bool is_packed = false;
+        // Resident layer in lines (db/lines.h, 0.67 bytes an entry), or empty.
+        LineLayer lines;
+        bool is_lines = false;
         std::string twin_name;              // the packed twin's file name, when read from it
         std::unique_ptr<LayerFile> file;    // kept open when not resident
     };
@@ -164,6 +188,7 @@ public:
     std::unique_ptr<BlockCache> cache_;
     int resident_ = 0;
     int packed_ = 0;
+    int lines_ = 0;
     uint64_t held_ = 0;
 
   private:
@@ -171,46 +196,87 @@ public:
     Rule rule_;
 };
 
-// Packs a layer file: its blocks decoded in parallel, a few per thread at a time, each
-// checked against its checksum (the header and index were checked by LayerFile::open).
+// A layer file read in chunks of whole blocks, a few per thread, but at most 64 MiB of
+// decoded values at once (the buffer is outside the database's memory bound): the chunk's
+// entries.
+uint64_t file_chunk(const LayerFile& f) {
+    const LayerHeader& h = f.header();
+    const uint64_t threads = static_cast<uint64_t>(std::max(omp_get_max_threads(), 1));
+    const uint64_t per_chunk =
+        std::max<uint64_t>(1, std::min<uint64_t>(4 * threads, (uint64_t(64) << 20) / h.block_size));
+    return per_chunk * h.block_size;
+}
+
+// Entries first..first+count-1 of a layer file (first a multiple of its block size) into
+// out: its blocks decoded in parallel, each checked against its checksum (the header and
+// index were checked by LayerFile::open). Throws FormatError for the first damaged one.
+void read_file_chunk(const LayerFile& f, uint64_t first, uint64_t count, int8_t* out) {
+    const LayerHeader& h = f.header();
+    const int64_t b0 = static_cast<int64_t>(first / h.block_size);
+    const int64_t b1 = static_cast<int64_t>((first + count - 1) / h.block_size);
+    std::string failure;
+    int64_t first_bad = -1;
+    bool out_of_memory = false;
+#pragma omp parallel for schedule(dynamic, 1)
+    for (int64_t b = b0; b <= b1; ++b) {
+        try {
+            f.read_block(static_cast<uint32_t>(b),
+                         out + (static_cast<uint64_t>(b) * h.block_size - first));
+        } catch (const FormatError& e) {
+#pragma omp critical
+            if (first_bad < 0 || b < first_bad) {
+                first_bad = b;
+                failure = e.what();
+            }
+        } catch (const std::bad_alloc&) {
+            // No exception may leave the parallel loop.
+#pragma omp critical
+            out_of_memory = true;
+        }
+    }
+    if (out_of_memory) throw std::bad_alloc();
+    if (!failure.empty()) throw FormatError(failure);
+}
+
+// Packs a layer file, read in chunks.
 PackedLayer pack_layer(const LayerFile& f) {
     const LayerHeader& h = f.header();
     if (h.block_size % PackedLayer::kGroup != 0) {
         const std::vector<int8_t> all = f.read_all();
         return PackedLayer::pack(all.data(), all.size(), h.s);
     }
-    // Whole blocks, a few per thread, but at most 64 MiB of decoded values at once (the
-    // buffer is outside the database's memory bound).
-    const uint64_t threads = static_cast<uint64_t>(std::max(omp_get_max_threads(), 1));
-    const uint64_t per_chunk =
-        std::max<uint64_t>(1, std::min<uint64_t>(4 * threads, (uint64_t(64) << 20) / h.block_size));
-    return PackedLayer::pack_chunks(
-        h.entries, h.s, per_chunk * h.block_size, [&](uint64_t first, uint64_t count, int8_t* out) {
-            const int64_t b0 = static_cast<int64_t>(first / h.block_size);
-            const int64_t b1 = static_cast<int64_t>((first + count - 1) / h.block_size);
-            std::string failure;
-            int64_t first_bad = -1;
-            bool out_of_memory = false;
-#pragma omp parallel for schedule(dynamic, 1)
-            for (int64_t b = b0; b <= b1; ++b) {
-                try {
-                    f.read_block(static_cast<uint32_t>(b),
-                                 out + (static_cast<uint64_t>(b) * h.block_size - first));
-                } catch (const FormatError& e) {
-#pragma omp critical
-                    if (first_bad < 0 || b < first_bad) {
-                        first_bad = b;
-                        failure = e.what();
-                    }
-                } catch (const std::bad_alloc&) {
-                // No exception may leave the parallel loop.
-#pragma omp critical
-                    out_of_memory = true;
-                }
+    return PackedLayer::pack_chunks(h.entries, h.s, file_chunk(f),
+                                    [&](uint64_t first, uint64_t count, int8_t* out) {
+                                        read_file_chunk(f, first, count, out);
+                                    });
+}
+
+// A layer file in lines, read in chunks.
+LineLayer line_layer(const LayerFile& f) {
+    const LayerHeader& h = f.header();
+    return LineLayer::build_chunks(h.entries, h.s, file_chunk(f),
+                                   [&](uint64_t first, uint64_t count, int8_t* out) {
+                                       read_file_chunk(f, first, count, out);
+                                   });
+}
+
+// A packed layer (a mapped twin) in lines: its entries read in parallel chunks. Throws
+// FormatError when the twin was truncated while read.
+LineLayer line_layer(const PackedLayer& p, const std::string& twin_name) {
+    LineLayer l = LineLayer::build_chunks(
+        p.size(), p.seeds(), uint64_t(1) << 24, [&](uint64_t first, uint64_t count, int8_t* out) {
+            // In pieces of whole groups (the chunks start on one), a piece a thread at a time.
+            const int64_t pieces = static_cast<int64_t>((count + PackedLayer::kGroup - 1) /
+                                                        PackedLayer::kGroup);
+#pragma omp parallel for schedule(static)
+            for (int64_t i = 0; i < pieces; ++i) {
+                const uint64_t at = uint64_t(i) * PackedLayer::kGroup;
+                p.unpack_range(first + at, std::min<uint64_t>(PackedLayer::kGroup, count - at),
+                               out + at);
             }
-            if (out_of_memory) throw std::bad_alloc();
-            if (!failure.empty()) throw FormatError(failure);
         });
+    if (p.faulted()) throw FormatError(twin_name + ": truncated while mapped");
+    return l;
 }
 
 // Where the run of usable layers ends below kMaxSeeds, when that needs saying: why, and
@@ -280,14 +346,21 @@ bool twin_current(const std::string& dir, int m, Rule rule, int s, const LayerFi
 
 // Step 3: how the layers are held in memory.
 struct Holding {
-    bool pack;                  // packed (db/packed.h), else one byte an entry
+    char form;                  // 'r' one byte an entry, 'p' packed, 'l' lines (held_as)
     PackedLayer::Load load;     // packed twins copied or mapped
     uint64_t resident_budget;   // bytes for resident layers
-    int raw_from = 1 << 30;     // layers s >= raw_from one byte an entry, whatever `pack` says
-    bool packed(int s) const { return pack && s < raw_from; }
+    int raw_from = 1 << 30;     // layers s >= raw_from one byte an entry, whatever `form` says
+    char form_of(int s) const { return s < raw_from ? form : 'r'; }
     // What layer s of n entries is expected to take before it is read (a packed layer's
-    // size is known only once packed: results/db.md, "Packed layers in memory").
-    uint64_t estimate(int s, uint64_t n) const { return packed(s) ? n / 2 + n / 16 + 4096 : n; }
+    // size is known only once packed: results/db.md, "Packed layers in memory"; a line
+    // layer's escapes, 96 bytes each, are rare in deep layers).
+    uint64_t estimate(int s, uint64_t n) const {
+        switch (form_of(s)) {
+            case 'p': return n / 2 + n / 16 + 4096;
+            case 'l': return (n + LineLayer::kLine - 1) / LineLayer::kLine * 64 + n / 64 + 4096;
+            default: return n;
+        }
+    }
 };
 
 // Resident layers from s = 0 up while they fit; a quarter of the bound is kept for the
@@ -302,9 +375,14 @@ Holding choose_holding(const std::vector<std::unique_ptr<LayerFile>>& files, boo
     uint64_t total = 0;
     for (const auto& f : files) total += f->header().entries;
     Holding h;
-    h.pack = layout == Layout::Packed || layout == Layout::Mapped ||
-             (layout == Layout::Auto && (total > memory_bytes || twins));
-    h.load = layout == Layout::Mapped || (layout == Layout::Auto && twins)
+    h.form = layout == Layout::Lines ? 'l'
+             : layout == Layout::Packed || layout == Layout::Mapped ||
+                     (layout == Layout::Auto && (total > memory_bytes || twins))
+                 ? 'p'
+                 : 'r';
+    // Lines are built from the twins mapped (read once, then unmapped).
+    h.load = layout == Layout::Mapped || layout == Layout::Lines ||
+                     (layout == Layout::Auto && twins)
                  ? PackedLayer::Load::Mapped
                  : PackedLayer::Load::Copy;
     // The top layers one byte an entry while they fit in raw_top_bytes: the search's probes
@@ -335,23 +413,39 @@ uint64_t hold_layers(FileDatabase& db, std::vector<std::unique_ptr<LayerFile>>& 
         const int s = static_cast<int>(db.layers_.size());
         if (resident && used + h.estimate(s, n) <= h.resident_budget) {
             try {
-                if (h.packed(s)) {
+                const char form = h.form_of(s);
+                if (form == 'p' || form == 'l') {
                     bool read = false;
+                    PackedLayer twin;
+                    const std::string twin_name = PackedLayer::file_name(m, rule, s);
                     if (twin_current(dir, m, rule, s, *f)) {
                         // A twin that fails its checks is only a cache: the layer file
                         // (checked block by block) gives the same values.
                         try {
-                            layer.packed = PackedLayer::read_file(twin_path(dir, m, rule, s), m, rule, s,
-                                                                  f->header().file_checksum, h.load);
-                            layer.twin_name = PackedLayer::file_name(m, rule, s);
+                            twin = PackedLayer::read_file(twin_path(dir, m, rule, s), m, rule, s,
+                                                          f->header().file_checksum, h.load);
                             read = true;
+                            if (form == 'l') layer.lines = line_layer(twin, twin_name);
                         } catch (const FormatError&) {
+                            read = false;
                         }
                     }
-                    if (!read) layer.packed = pack_layer(*f);
-                    layer.is_packed = true;
-                    used += layer.packed.bytes();
-                    db.packed_++;
+                    if (form == 'l') {
+                        if (!read) layer.lines = line_layer(*f);
+                        layer.is_lines = true;
+                        used += layer.lines.bytes();
+                        db.lines_++;
+                    } else {
+                        if (read) {
+                            layer.packed = std::move(twin);
+                            layer.twin_name = twin_name;
+                        } else {
+                            layer.packed = pack_layer(*f);
+                        }
+                        layer.is_packed = true;
+                        used += layer.packed.bytes();
+                        db.packed_++;
+                    }
                 } else {
                     layer.values = HugePages(n);
                     f->read_all_into(static_cast<int8_t*>(layer.values.data()));

@@ -24,7 +24,10 @@ public:
   // raw_top_bytes (open's argument; decoded from their .kdb): a search's probes fall mostly
   // in the layers just below its nodes, and a raw probe is one miss where a packed one is
   // two (results/solver.md). They count in memory_bytes like any resident layer.
-  enum class Layout { Auto, Raw, Packed, Mapped };
+  // Lines (db/lines.h, 0.67 bytes an entry): every layer held in 64-byte lines of 96
+  // entries, built from the packed twins (or the layer files) when the database opens, for
+  // a probe of one miss in 1.34x the packed twins' memory: for long searches (a campaign).
+  enum class Layout { Auto, Raw, Packed, Mapped, Lines };
   virtual ~Database() = default;
   // Opens the layers 0..K found in dir for (m, rule), K the largest complete run.
   // memory_bytes bounds what is held in memory (resident layers plus block cache).
@@ -71,8 +74,11 @@ public:
     // a cache of decoded blocks. A damaged block met by probe() throws db::FormatError; a
     // board with more than max_seeds() seeds or another m throws std::out_of_range.
     virtual int resident_layers() const { return max_seeds() + 1; }
-    // Of those, how many are packed (the top ones; 0 when all are one byte an entry).
+    // Of those, how many are packed (0 when all are one byte an entry).
     virtual int packed_layers() const { return 0; }
+    // How layer s (s <= max_seeds()) is held: 'r' one byte an entry, 'p' packed, 'l' in
+    // lines, 'c' read through the block cache.
+    virtual char held_as(int s) const { return s < resident_layers() ? 'r' : 'c'; }
     // Memory held by the resident layers and the block cache, bytes.
     virtual uint64_t memory_bytes() const { return 0; }
 };

@@ -36,13 +36,15 @@ Opened open_checked(const OpenRequest& r) {
 std::string describe(const Database& d, const std::string& dir) {
     std::string s = "endgame database " + dir + ", layers 0.." + std::to_string(d.max_seeds()) +
                     " seeds (m=" + std::to_string(d.pits()) + ", " + rule_name(d.rule()) + "; ";
-    const int resident = d.resident_layers(), packed = d.packed_layers();
-    if (packed > 0)
-        s += "layers " + std::to_string(resident - packed) + ".." + std::to_string(resident - 1) +
-             " packed, ";
-    if (resident <= d.max_seeds())
-        s += "layers " + std::to_string(resident) + ".." + std::to_string(d.max_seeds()) +
-             " read through a block cache (they do not fit in --db-memory-gb), ";
+    // Each run of layers held alike but one byte an entry (the plain case), bottom up.
+    for (int lo = 0, hi; lo <= d.max_seeds(); lo = hi + 1) {
+        const char how = d.held_as(lo);
+        for (hi = lo; hi < d.max_seeds() && d.held_as(hi + 1) == how;) ++hi;
+        const std::string run = "layers " + std::to_string(lo) + ".." + std::to_string(hi);
+        if (how == 'p') s += run + " packed, ";
+        if (how == 'l') s += run + " in lines, ";
+        if (how == 'c') s += run + " read through a block cache (they do not fit in --db-memory-gb), ";
+    }
     char held[64];
     std::snprintf(held, sizeof held, "%.2f GiB in memory)", double(d.memory_bytes()) / double(1ull << 30));
     return s + held;

@@ -40,7 +40,8 @@ struct Opened {
 Opened open_checked(const OpenRequest& r);
 
 // One line (without a newline) saying what an open database holds: "endgame database DIR,
-// layers 0..K seeds (m=M, RULE; layers I..J packed, X.XX GiB in memory)".
+// layers 0..K seeds (m=M, RULE; layers I..J packed, X.XX GiB in memory)": each run of
+// layers held packed, in lines or through the block cache is named.
 std::string describe(const Database& d, const std::string& dir);
 
 }  // namespace kalah::db

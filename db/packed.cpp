@@ -164,6 +164,37 @@ void PackedLayer::unpack(int8_t* out) const {
     }
 }
 
+void PackedLayer::unpack_range(uint64_t first, uint64_t count, int8_t* out) const {
+    const uint64_t end = first + count;
+    for (uint64_t b = first / kBlock; b * kBlock < end; ++b) {
+        const Header& h = headers()[b / (kGroup / kBlock)];
+        const unsigned j = static_cast<unsigned>(b % (kGroup / kBlock));
+        const uint32_t below = (1u << j) - 1;
+        const unsigned before = __builtin_popcount(h.plane[0] & below) +
+                                2 * __builtin_popcount(h.plane[1] & below) +
+                                4 * __builtin_popcount(h.plane[2] & below);
+        const unsigned w = ((h.plane[0] >> j) & 1) | (((h.plane[1] >> j) & 1) << 1) |
+                           (((h.plane[2] >> j) & 1) << 2);
+        const unsigned lo = lo_of(h, j);
+        // The block's 32 w bits start on a byte: 4 w bytes, at most 28.
+        const uint8_t* p = data() + h.offset + 4 * uint64_t(before);
+        const uint64_t r0 = std::max(b * kBlock, first), r1 = std::min((b + 1) * kBlock, end);
+        const unsigned mask = (1u << w) - 1;
+        uint64_t window = 0;
+        unsigned held = 0, next = 0;  // bits in the window, bytes of the block taken
+        for (uint64_t r = b * kBlock; r < r1; ++r) {
+            while (held < w) {
+                window |= uint64_t(p[next++]) << held;
+                held += 8;
+            }
+            const unsigned u = std::min(lo + static_cast<unsigned>(window & mask), unsigned(s_));
+            window >>= w;
+            held -= w;
+            if (r >= r0) out[r - first] = static_cast<int8_t>(2 * static_cast<int>(u) - s_);
+        }
+    }
+}
+
 }  // namespace kalah::db
 
 namespace kalah::db {

@@ -136,6 +136,10 @@ class PackedLayer {
     uint64_t bytes() const { return header_bytes_ + data_bytes_; }
     // Unpacks every entry into out[0..size()), the slow twin of get() for the tests.
     void unpack(int8_t* out) const;
+    // Entries first..first+count-1 into out[0..count) (first + count <= size()), a block at
+    // a time through a 64-bit window: how a whole layer is read (~1 ns an entry where get()
+    // takes several). Values are clamped to [-s, s] as get()'s are.
+    void unpack_range(uint64_t first, uint64_t count, int8_t* out) const;
 
   private:
     struct alignas(64) Header {

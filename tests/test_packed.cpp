@@ -35,13 +35,31 @@ void check_round_trip(const std::vector<int8_t>& values, int s) {
     REQUIRE(p.size() == values.size());
     std::vector<int8_t> out(values.size(), 99);
     p.unpack(out.data());
+    std::vector<int8_t> range(values.size(), 99);
+    p.unpack_range(0, values.size(), range.data());
     for (uint64_t r = 0; r < values.size(); ++r) {
-        if (p.get(r) != values[r] || out[r] != values[r]) {
+        if (p.get(r) != values[r] || out[r] != values[r] || range[r] != values[r]) {
             CAPTURE(s);
             CAPTURE(r);
             REQUIRE(p.get(r) == int(values[r]));
             REQUIRE(int(out[r]) == int(values[r]));
+            REQUIRE(int(range[r]) == int(values[r]));
         }
+    }
+    // Ranges that start and end inside blocks.
+    std::mt19937_64 rng(values.size() * 131 + static_cast<uint64_t>(s));
+    for (int t = 0; t < 20; ++t) {
+        const uint64_t first = rng() % values.size();
+        const uint64_t count = 1 + rng() % std::min<uint64_t>(values.size() - first, 300);
+        std::vector<int8_t> part(count + 1, 99);
+        p.unpack_range(first, count, part.data());
+        CHECK(part[count] == 99);  // nothing written past the range
+        for (uint64_t i = 0; i < count; ++i)
+            if (part[i] != values[first + i]) {
+                CAPTURE(first);
+                CAPTURE(i);
+                REQUIRE(int(part[i]) == int(values[first + i]));
+            }
     }
 }
 

@@ -103,7 +103,7 @@ TEST_SUITE("trust") {
         const std::string kpk = db::PackedLayer::file_name(3, Rule::Standard, 4);
         SUBCASE("a layer file") {
             make_fifo(d + "/" + kdb);
-            for (const std::string layout : {"auto", "raw", "packed", "mapped"}) {
+            for (const std::string layout : {"auto", "raw", "packed", "mapped", "lines"}) {
                 check_one_line(
                     "solve --pits 3 --seeds 2 -q --tt-mb 16 --db-layout " + layout + " --db " + d,
                     1, kdb, "not a regular file (a FIFO)");
@@ -119,7 +119,7 @@ TEST_SUITE("trust") {
         }
         SUBCASE("a packed twin: skipped by a search, reported by verify-db") {
             make_fifo(d + "/" + kpk);
-            for (const std::string layout : {"auto", "packed", "mapped"}) {
+            for (const std::string layout : {"auto", "packed", "mapped", "lines"}) {
                 CAPTURE(layout);
                 const CliResult r = run_kalah_within(
                     kLimit, "solve --pits 3 --seeds 2 -q --tt-mb 16 --json --db-layout " + layout +
@@ -245,7 +245,7 @@ TEST_SUITE("trust") {
         fs::remove(dir.path / db::PackedLayer::file_name(3, Rule::Standard, s));
         CHECK_THROWS_WITH_AS(db::LayerFile::open(path, 3, Rule::Standard, s)->read_all(),
                              doctest::Contains((kdb + ": entry ").c_str()), db::FormatError);
-        for (const std::string layout : {"raw", "packed", "mapped", "auto"})
+        for (const std::string layout : {"raw", "packed", "mapped", "lines", "auto"})
             for (const std::string threads : {"1", "2"}) {
                 const std::string opts =
                     " -q --tt-mb 16 --threads " + threads + " --db-layout " + layout + " --db " + d;
