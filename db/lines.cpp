@@ -46,14 +46,24 @@ bool write_line(const int8_t* values, unsigned count, int s, uint8_t* out, bool*
     uint32_t head = 0;
     for (unsigned k = 0; k < 3; ++k) head |= (lo[k] | (w[k] << 7)) << (10 * k);
     std::memcpy(out, &head, 4);
-    unsigned bit = 32;
-    for (unsigned k = 0; k < 3; ++k)
-        for (unsigned i = 0; i < LineLayer::kBlock; ++i, bit += w[k]) {
+    // The data through a 64-bit accumulator, a byte at a time: a block is 32 w bits, whole
+    // bytes, so each ends on a byte.
+    uint8_t* data = out + 4;
+    for (unsigned k = 0; k < 3; ++k) {
+        uint64_t acc = 0;
+        unsigned held = 0;
+        for (unsigned i = 0; i < LineLayer::kBlock && w[k] > 0; ++i) {
             const unsigned at = k * LineLayer::kBlock + i;
-            const unsigned x = at < count ? static_cast<unsigned>(values[at] + s) / 2 - lo[k] : 0;
-            for (unsigned b = 0; b < w[k]; ++b)
-                out[(bit + b) / 8] |= static_cast<uint8_t>(((x >> b) & 1) << ((bit + b) % 8));
+            const uint64_t x = at < count ? static_cast<unsigned>(values[at] + s) / 2 - lo[k] : 0;
+            acc |= x << held;
+            held += w[k];
+            while (held >= 8) {
+                *data++ = static_cast<uint8_t>(acc);
+                acc >>= 8;
+                held -= 8;
+            }
         }
+    }
     return true;
 }
 

@@ -43,6 +43,7 @@ SHOTS = sys.argv[sys.argv.index("--screenshots") + 1] if "--screenshots" in sys.
 try:
     from selenium import webdriver
     from selenium.webdriver.chrome.service import Service
+    from selenium.common.exceptions import StaleElementReferenceException
     from selenium.webdriver.common.by import By
     from selenium.webdriver.common.action_chains import ActionChains
     from selenium.webdriver.common.keys import Keys
@@ -152,6 +153,17 @@ def url_game(driver):
     return start, moves, ply, p.get("rule", ["standard"])[0]
 
 
+def read_board(read, tries=40):
+    """read() of the board's elements, read again from the start when the board re-rendered
+    under it (a stale element): what is returned comes from one rendering."""
+    for _ in range(tries - 1):
+        try:
+            return read()
+        except StaleElementReferenceException:
+            time.sleep(0.05)
+    return read()
+
+
 def check_matches_url(driver, what, quiet=False):
     """The board shows the URL's position, and every pit its CLI value (quiet: print
     failures only)."""
@@ -161,21 +173,22 @@ def check_matches_url(driver, what, quiet=False):
     wait_ready(driver, want)
     pos, _ = page_state(driver)
     report(pos == want, "%s: the board matches the URL (%s)" % (what, want))
-    seeds = {}
-    for g in driver.find_elements(By.CSS_SELECTOR, "#board g.pit"):
-        seeds[g.get_attribute("data-pit")] = int(g.get_attribute("data-seeds"))
+    seeds = read_board(lambda: {g.get_attribute("data-pit"): int(g.get_attribute("data-seeds"))
+                                for g in driver.find_elements(By.CSS_SELECTOR, "#board g.pit")})
     rows = want.split("/")
     expect = {"A%d" % (i + 1): int(x) for i, x in enumerate(rows[0].split(","))}
     expect.update({"B%d" % (i + 1): int(x) for i, x in enumerate(rows[1].split(","))})
     report(seeds == expect, "%s: every pit holds the position's seeds" % what)
-    page_values = {g.get_attribute("data-move"): int(g.get_attribute("data-value"))
-                   for g in driver.find_elements(By.CSS_SELECTOR, "#board g.pit[data-value]")}
+    page_values = read_board(lambda: {
+        g.get_attribute("data-move"): int(g.get_attribute("data-value"))
+        for g in driver.find_elements(By.CSS_SELECTOR, "#board g.pit[data-value]")})
     q = cli("query", "--position", want, "--rule", rule)
     cli_values = {m["move"]: m["value"] for m in q["moves"]}
     report(page_values == cli_values,
           "%s: every legal pit's value equals kalah query --json %s" % (what, cli_values))
-    badges = driver.find_elements(By.CSS_SELECTOR, "#board g.badge text")
-    report(sorted(b.text for b in badges) == sorted(("+%d" % v if v > 0 else str(v)) for v in cli_values.values()),
+    badges = read_board(lambda: sorted(
+        b.text for b in driver.find_elements(By.CSS_SELECTOR, "#board g.badge text")))
+    report(badges == sorted(("+%d" % v if v > 0 else str(v)) for v in cli_values.values()),
           "%s: the values are drawn on the pits" % what)
     return want, q
 
