@@ -188,7 +188,6 @@ public:
     std::unique_ptr<BlockCache> cache_;
     int resident_ = 0;
     int packed_ = 0;
-    int lines_ = 0;
     uint64_t held_ = 0;
 
   private:
@@ -434,7 +433,6 @@ uint64_t hold_layers(FileDatabase& db, std::vector<std::unique_ptr<LayerFile>>& 
                         if (!read) layer.lines = line_layer(*f);
                         layer.is_lines = true;
                         used += layer.lines.bytes();
-                        db.lines_++;
                     } else {
                         if (read) {
                             layer.packed = std::move(twin);

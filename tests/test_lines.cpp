@@ -1,5 +1,6 @@
 // Line layers (db/lines.h): every entry against the one-byte values, through get(), the
-// slow unpack() and the database (Layout::Lines), with escapes, odd sizes and chunkings.
+// slow unpack() and the database (Layout::Lines), with escapes, odd sizes and chunkings
+// (the layers of m = 4 and 5 databases: test_packed.cpp's round trip).
 #include <doctest/doctest.h>
 
 #include <filesystem>
@@ -121,20 +122,6 @@ TEST_SUITE("db") {
         v[250] = -6;
         CHECK_THROWS_AS(db::LineLayer::build(v.data(), v.size(), 4), std::invalid_argument);
         CHECK_THROWS_AS(db::LineLayer::build(v.data(), v.size(), 128), std::invalid_argument);
-    }
-
-    TEST_CASE("lines: every entry of m = 4 layers 0..20 and m = 5 layers 0..16 equals the byte") {
-        for (Rule rule : {Rule::Standard, Rule::EmptyCapture}) {
-            for (int m : {4, 5}) {
-                const int k = m == 4 ? 20 : 16;
-                db::LayerSet layers;
-                for (int s = 0; s <= k; ++s) {
-                    layers.add(db::build_layer(m, rule, s, layers));
-                    CAPTURE(m);
-                    check_lines(layers.raw(s), s);
-                }
-            }
-        }
     }
 
     TEST_CASE("lines: a database in lines probes every entry as the one-byte database") {

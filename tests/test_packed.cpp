@@ -1,5 +1,6 @@
 // Packed layers (db/packed.h): every entry against the one-byte values, in the database,
-// in the builder (byte-identical files), and in hand-made layers with every block width.
+// in the builder (byte-identical files), and in hand-made layers with every block width;
+// the layers of real databases in lines (db/lines.h) as well.
 #include <doctest/doctest.h>
 #include <unistd.h>
 
@@ -14,6 +15,7 @@
 #include "db/database.h"
 #include "db/format.h"
 #include "db/index.h"
+#include "db/lines.h"
 #include "db/packed.h"
 #include "db/verify.h"
 #include "temp_dir.h"
@@ -29,8 +31,19 @@ using test_files::TempDir;
 
 std::string read_bytes(const fs::path& p) { return test_files::slurp(p.string()); }
 
-// Every entry of `values` through get() and through unpack() (the slow twin).
+// Every entry of `values` through get() and through unpack() (the slow twin), packed and
+// in lines (db/lines.h).
 void check_round_trip(const std::vector<int8_t>& values, int s) {
+    const db::LineLayer l = db::LineLayer::build(values.data(), values.size(), s);
+    std::vector<int8_t> from_lines(values.size(), 99);
+    l.unpack(from_lines.data());
+    for (uint64_t r = 0; r < values.size(); ++r)
+        if (l.get(r) != values[r] || from_lines[r] != values[r]) {
+            CAPTURE(s);
+            CAPTURE(r);
+            REQUIRE(l.get(r) == int(values[r]));
+            REQUIRE(int(from_lines[r]) == int(values[r]));
+        }
     const db::PackedLayer p = db::PackedLayer::pack(values.data(), values.size(), s);
     REQUIRE(p.size() == values.size());
     std::vector<int8_t> out(values.size(), 99);
@@ -113,7 +126,7 @@ TEST_SUITE("db") {
         CHECK_THROWS_AS(db::PackedLayer::pack(v.data(), v.size(), 128), std::invalid_argument);
     }
 
-    TEST_CASE("packed: every entry of m = 4 layers 0..20 and m = 5 layers 0..16 equals the byte") {
+    TEST_CASE("packed and lines: every entry of m = 4 layers 0..20 and m = 5 layers 0..16 equals the byte") {
         for (Rule rule : {Rule::Standard, Rule::EmptyCapture}) {
             for (int m : {4, 5}) {
                 const int k = m == 4 ? 20 : 16;
