@@ -1,6 +1,7 @@
 // A layer's values in 64-byte lines of 96 entries: a probe reads one cache line.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <functional>
 #include <vector>

@@ -15,6 +15,7 @@
 #include "db/lines.h"
 #include "db/open.h"
 #include "db/packed.h"
+#include "layer_fixtures.h"
 #include "temp_dir.h"
 
 namespace {
@@ -23,6 +24,8 @@ using kalah::Board;
 using kalah::Rule;
 namespace db = kalah::db;
 namespace fs = std::filesystem;
+using layer_fixtures::build_options;
+using layer_fixtures::hand_made;
 using test_files::TempDir;
 
 // Every entry of `values` through get() and unpack() (the slow twin), the layer built
@@ -51,34 +54,6 @@ uint64_t check_lines(const std::vector<int8_t>& values, int s, uint64_t chunk = 
     return l.escapes();
 }
 
-// Blocks of 32 with spreads of 0..8 bits (in steps of 2), extremes at both ends.
-std::vector<int8_t> hand_made(uint64_t n, int s, std::mt19937& rng) {
-    std::vector<int8_t> v(n);
-    for (uint64_t r = 0; r < n; ++r) {
-        const int spread = static_cast<int>((r / 32 + r / 96) % 9);
-        const int range = std::min(s, (1 << spread) - 1);
-        const int base = static_cast<int>(rng() % (s - range + 1));
-        const int u = base + (range ? static_cast<int>(rng() % (range + 1)) : 0);
-        v[r] = static_cast<int8_t>(2 * u - s);
-    }
-    if (n > 2) {
-        v[0] = static_cast<int8_t>(-s);
-        v[n - 1] = static_cast<int8_t>(s);
-    }
-    return v;
-}
-
-db::BuildOptions build_options(const std::string& dir, int m, Rule rule, int k) {
-    db::BuildOptions o;
-    o.dir = dir;
-    o.m = m;
-    o.rule = rule;
-    o.max_seeds = k;
-    o.memory_gb = 1;
-    o.block_size = 1 << 14;
-    return o;
-}
-
 }  // namespace
 
 TEST_SUITE("db") {
@@ -88,7 +63,7 @@ TEST_SUITE("db") {
         for (int s : {0, 1, 2, 7, 30, 127}) {
             for (uint64_t n : {uint64_t(1), uint64_t(31), uint64_t(95), uint64_t(96), uint64_t(97),
                                uint64_t(191), uint64_t(193), uint64_t(5000)}) {
-                const std::vector<int8_t> v = hand_made(n, s, rng);
+                const std::vector<int8_t> v = hand_made(n, s, rng, db::LineLayer::kLine);
                 CAPTURE(n);
                 const uint64_t whole = check_lines(v, s);
                 escapes += whole;

@@ -18,6 +18,7 @@
 #include "db/lines.h"
 #include "db/packed.h"
 #include "db/verify.h"
+#include "layer_fixtures.h"
 #include "temp_dir.h"
 
 namespace {
@@ -27,6 +28,7 @@ using kalah::Rule;
 namespace db = kalah::db;
 namespace fs = std::filesystem;
 
+using layer_fixtures::build_options;
 using test_files::TempDir;
 
 std::string read_bytes(const fs::path& p) { return test_files::slurp(p.string()); }
@@ -76,17 +78,6 @@ void check_round_trip(const std::vector<int8_t>& values, int s) {
     }
 }
 
-db::BuildOptions build_options(const std::string& dir, int m, Rule rule, int k) {
-    db::BuildOptions o;
-    o.dir = dir;
-    o.m = m;
-    o.rule = rule;
-    o.max_seeds = k;
-    o.memory_gb = 1;
-    o.block_size = 1 << 14;
-    return o;
-}
-
 }  // namespace
 
 TEST_SUITE("db") {
@@ -95,19 +86,7 @@ TEST_SUITE("db") {
         for (int s : {0, 1, 2, 7, 30, 127}) {
             for (uint64_t n : {uint64_t(1), uint64_t(31), uint64_t(32), uint64_t(33),
                                uint64_t(1023), uint64_t(1024), uint64_t(1025), uint64_t(5000)}) {
-                std::vector<int8_t> v(n);
-                // Runs of blocks, each with its own spread: constant, narrow, the full range.
-                for (uint64_t r = 0; r < n; ++r) {
-                    const int spread = static_cast<int>((r / 32) % 9);  // 0..8 bits of range
-                    const int range = std::min(s, (1 << spread) - 1);   // in steps of 2
-                    const int base = static_cast<int>(rng() % (s - range + 1));
-                    const int u = base + (range ? static_cast<int>(rng() % (range + 1)) : 0);
-                    v[r] = static_cast<int8_t>(2 * u - s);
-                }
-                if (n > 2) {
-                    v[0] = static_cast<int8_t>(-s);
-                    v[n - 1] = static_cast<int8_t>(s);
-                }
+                const std::vector<int8_t> v = layer_fixtures::hand_made(n, s, rng);
                 CAPTURE(n);
                 check_round_trip(v, s);
             }
