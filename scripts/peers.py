@@ -22,7 +22,8 @@ count nodes differently: girving/kalah's "nodes searched" leave out the children
 "peeked" at (game over, database, bounds, table cut-off), which this project counts as
 nodes; CMancala counts every node it enters.
 
-Usage: scripts/peers.py [--kalah build/kalah] [--girving BIN --girving-eg FILE]
+Usage: scripts/peers.py [--kalah build/kalah] [--kalah-args '--db-layout lines']
+                        [--girving BIN --girving-eg FILE]
                         [--kalah-db DIR --girving-db FILE [--girving-db-seeds 24]]
                         [--cmancala BIN] [--seeds 4] [--reps 3] [--only NAME,...]
 Configurations: ec-nodb (empty-capture, against girving/kalah), ec-db (the same with
@@ -54,11 +55,11 @@ def timed(cmd, stdin=None, cwd="/"):
     return out, wall, None
 
 
-def run_kalah(kalah, n, rule, db=None):
+def run_kalah(kalah, n, rule, db=None, extra=()):
     before = os.times()
     where = ["--db", os.path.abspath(db)] if db else ["--db", "/nonexistent", "--memory-db", "off"]
     out, wall, _ = timed([kalah, "solve", "--json", "-q", "--pits", "6", "--seeds", str(n),
-                          "--rule", rule, "--threads", "1"] + where)
+                          "--rule", rule, "--threads", "1"] + where + list(extra))
     after = os.times()
     j = json.loads(out)
     cpu = (after.children_user - before.children_user) + (after.children_system -
@@ -110,6 +111,8 @@ def fmt(x, digits=2):
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--kalah", default="build/kalah")
+    ap.add_argument("--kalah-args", default="",
+                    help="more options for this project's solve, e.g. '--db-layout lines'")
     ap.add_argument("--girving", help="girving/kalah's kalah-s")
     ap.add_argument("--girving-eg", help="its endgame file")
     ap.add_argument("--girving-eg-seeds", type=int, default=1)
@@ -150,7 +153,8 @@ def main():
             continue
         ours, theirs = [], []
         for _ in range(a.reps):
-            ours.append(run_kalah(kalah, a.seeds, rule, a.kalah_db if name == "ec-db" else None))
+            ours.append(run_kalah(kalah, a.seeds, rule, a.kalah_db if name == "ec-db" else None,
+                                  a.kalah_args.split()))
             theirs.append(run_anchor())
         for who, runs in (("kalah", ours), (anchor, theirs)):
             nodes = f"{runs[0]['nodes']:,}"
