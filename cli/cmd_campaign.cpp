@@ -246,8 +246,14 @@ int run_status(const po::variables_map& vm, const std::string& dir) {
     if (q)
         std::cout << "question: " << question_text(*q) << ": "
                   << (q_decided ? (q_proved ? "proved" : "refuted") : "open") << "\n";
-    std::cout << eta_text(r.p.eta, exact || q_decided)
-              << (exact || q_decided ? "" : " for the pass v >= " + signed_value(pass_beta)) << "\n";
+    // A settled question needs no more work even while the value stays open: say which.
+    if (exact)
+        std::cout << eta_text(r.p.eta, true) << "\n";
+    else if (q_decided)
+        std::cout << "ETA 0 (question " << (q_proved ? "proved" : "refuted") << ")\n";
+    else
+        std::cout << eta_text(r.p.eta, false) << " for the pass v >= " << signed_value(pass_beta)
+                  << "\n";
     return 0;
 }
 

@@ -1152,6 +1152,14 @@ TEST_SUITE("campaign") {
                                   " --dir " + d);
                     REQUIRE(st.status == 0);
                     CHECK(nlohmann::json::parse(st.out)["proved"] == truth);
+                    // In text, the ETA names what is settled: the value, or else the question.
+                    const CliResult stt =
+                        run_kalah("campaign --status --db /nonexistent --prove " + q + " --dir " + d);
+                    REQUIRE(stt.status == 0);
+                    const bool root_exact = stt.out.find("root: value in [") == std::string::npos;
+                    CHECK(stt.out.find(root_exact ? "ETA 0 (value exact)"
+                                       : truth    ? "ETA 0 (question proved)"
+                                                  : "ETA 0 (question refuted)") != std::string::npos);
                     // The exact value resumed over the bound's journal.
                     const CliResult ex = run_kalah("campaign" + common + " --job-nodes 1000 --dir " + d);
                     REQUIRE(ex.status == 0);
