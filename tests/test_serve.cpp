@@ -76,7 +76,7 @@ json values_of(json j) {
 }
 
 // Kalah(6,4) from the start under empty-capture: +10 (rules.md, "Value"), far beyond the
-// budgets these cases give.
+// budgets these cases give when searched (without the opening books).
 const Params kSixFour = {{"pits", "6"}, {"seeds", "4"}, {"rule", "empty-capture"}};
 }  // namespace
 
@@ -196,9 +196,34 @@ TEST_SUITE("serve") {
         CHECK(api.load().searching == 0);
     }
 
+    TEST_CASE("books: Kalah(6,4)'s start under each rule from its built-in book, no search") {
+        for (const kalah::Rule rule : {kalah::Rule::Standard, kalah::Rule::EmptyCapture}) {
+            CAPTURE(kalah::rule_name(rule));
+            const Params p = {{"pits", "6"}, {"seeds", "4"}, {"rule", kalah::rule_name(rule)}};
+            ServeConfig c = small_config();
+            c.budget_ms = 50;
+            {
+                Api api(c);
+                const ApiReply r = api.get("query", p);
+                REQUIRE(r.status == 200);
+                const json j = json::parse(r.body);
+                REQUIRE(j.contains("value"));
+                CHECK(j["value"] == (rule == kalah::Rule::Standard ? 8 : 10));  // results/table.csv
+                CHECK(j["nodes"] == 0);
+            }
+            // Without the books the same request is a search, unknown within the budget.
+            c.books = false;
+            Api api(c);
+            const ApiReply r = api.get("query", p);
+            REQUIRE(r.status == 200);
+            CHECK(json::parse(r.body)["unknown"] == true);
+        }
+    }
+
     TEST_CASE("budget: the unknown answer holds the bounds its search proved") {
         ServeConfig c = small_config();
         c.budget_ms = 300;
+        c.books = false;  // a search, not the opening book's answer
         Api api(c);
         const ApiReply r = api.get("query", kSixFour);
         REQUIRE(r.status == 200);
@@ -359,6 +384,7 @@ TEST_SUITE("serve") {
         ServeConfig c = small_config();
         c.budget_ms = 1;  // the request budget: not the stream's
         c.stream_budget_ms = 400;
+        c.books = false;  // a search, not the opening book's answer
         Api api(c);
         const Streamed s = stream(api, kSixFour);
         REQUIRE(s.reply.status == 200);
