@@ -169,7 +169,7 @@ class ProofTree {
     // still to finish (0/inf once proven, inf/0 once refuted).
     std::pair<uint64_t, uint64_t> proof_numbers(int beta) const;
 
-  private:
+    // Read-only access to the DAG, for the certificate writer (campaign/certificate.h).
     struct Edge {
         MoveStep step;  // the move ends the game (worth step.gain exactly) or leads to child
         int pit = 0;
@@ -186,6 +186,16 @@ class ProofTree {
         std::vector<Edge> edges;
         std::vector<int> parents;
     };
+    // The node of a position (pits only), -1 when the tree has none; node 0 is the root.
+    int index_of(const Board& pits) const {
+        const auto it = index_.find(pits.pits_key());
+        return it == index_.end() ? -1 : it->second;
+    }
+    const Node& node(int i) const { return nodes_[i]; }
+    const db::Database* database() const { return db_; }
+    const CampaignParams& params() const { return params_; }
+
+  private:
     struct Fact {
         int lo, hi;
         bool split = false;

@@ -17,9 +17,11 @@
 #include "analysis/text.h"
 #include "campaign/audit.h"
 #include "campaign/campaign.h"
+#include "campaign/certificate.h"
 #include "cli/command.h"
 #include "core/regular_file.h"
 #include "db/database.h"
+#include "db/format.h"
 #ifdef KALAH_MPI
 #include "mpi/mpi_workers.h"
 #endif
@@ -257,6 +259,61 @@ int run_status(const po::variables_map& vm, const std::string& dir) {
     return 0;
 }
 
+// --certificate FILE: the proof DAG of the root's proven bounds (with --prove, of the one
+// that answers the question), drawn from the journal in dir and written to FILE
+// (docs/certificate.md). Exit 1 when the journal proves nothing to certify.
+int run_certificate(const po::variables_map& vm, const std::string& dir) {
+    const std::string path = (std::filesystem::path(dir) / kJournalName).string();
+    const JournalContents c = read_journal(path);
+    if (!c.damage.empty())
+        std::cerr << "kalah campaign: " << path << ": " << c.damage << " (certifying the "
+                  << c.records.size() << " good records)\n";
+    std::unique_ptr<db::Database> db =
+        open_database(vm, "campaign", c.params.m, c.params.rule, "bounds from the journal only");
+    ProofTree tree(c.params, db.get());
+    for (const JobRecord& rec : c.records) tree.apply(rec);
+    const int seeds = 2 * c.params.m * c.params.n;
+    std::vector<CertClaim> claims;
+    if (const std::optional<Question> q = question_option(vm)) {
+        const int beta = q->beta(seeds);
+        if (!tree.decided(beta))
+            throw std::runtime_error("the journal does not settle v " + q->text() +
+                                     " yet (root in [" + signed_value(tree.root_lo()) + ", " +
+                                     signed_value(tree.root_hi()) + "]): nothing to certify");
+        claims.push_back(tree.root_lo() >= beta ? CertClaim{true, tree.root_lo()}
+                                                : CertClaim{false, tree.root_hi()});
+    } else {
+        if (tree.root_lo() > -seeds) claims.push_back({true, tree.root_lo()});
+        if (tree.root_hi() < seeds) claims.push_back({false, tree.root_hi()});
+        if (claims.empty())
+            throw std::runtime_error("the journal proves no bound on the start yet: nothing to "
+                                     "certify");
+    }
+    const Certificate cert = extract_certificate(tree, c.records, claims);
+    const std::string text = format_certificate(cert);
+    const std::string out = vm["certificate"].as<std::string>();
+    db::write_file_durably(out, {{text.data(), text.size()}});
+    std::string claim_list;
+    for (const auto& r : cert.roots) claim_list += (claim_list.empty() ? "v " : ", v ") + claim_text(r.claim);
+    if (vm.count("json")) {
+        Json roots = Json::array();
+        for (const auto& r : cert.roots) roots.push_back(claim_text(r.claim));
+        std::cout << json_line({{"certificate", out},
+                                {"dir", dir},
+                                {"records", c.records.size()},
+                                {"claims", roots},
+                                {"nodes", cert.nodes.size()},
+                                {"leaves", cert.leaves()},
+                                {"bytes", text.size()}});
+    } else {
+        std::cout << "certificate " << out << ": Kalah(" << c.params.m << "," << c.params.n
+                  << "), rule " << rule_name(c.params.rule) << ", " << claim_list << " at the start; "
+                  << cert.nodes.size() << " nodes, " << cert.leaves() << " leaves, " << text.size()
+                  << " bytes (from " << c.records.size() << " records)\n";
+    }
+    return 0;
+}
+
 // --audit N: re-runs the journal's records near the root and N others at random, and
 // compares each with its claim (campaign/audit.h). Exit 1 when one disagrees.
 int run_audit(const po::variables_map& vm, const std::string& dir) {
@@ -359,6 +416,11 @@ int run_campaign(const std::vector<std::string>& args) {
          "journal in --dir (budget: 4 x --job-nodes each), compare each with its claim, and "
          "exit (1 when one disagrees)")
         ("audit-seed", po::value<uint64_t>(), "the random choice of --audit (default: random)")
+        ("certificate", po::value<std::string>(),
+         "write the proof of the root's proven bounds (with --prove, of the answer to the "
+         "question) drawn from the journal in --dir to this file, a certificate that "
+         "scripts/check_certificate.py and verify-certificate check (docs/certificate.md), "
+         "and exit; --db: the database the campaign used, where the proof rests on it")
         ("cross-check", po::value<double>()->default_value(0),
          "MPI: re-run this fraction F (0..1) of each worker's bound records on another worker "
          "(at exactly what each claims) before journaling it; a disagreement is re-run by the "
@@ -391,7 +453,8 @@ int run_campaign(const std::vector<std::string>& args) {
     if (!parse_options("campaign",
                        "--pits M --seeds N [--rule R] --dir D [--job-nodes B] [options]\n"
                        "       kalah campaign --status --dir D\n"
-                       "       kalah campaign --audit N --dir D",
+                       "       kalah campaign --audit N --dir D\n"
+                       "       kalah campaign --certificate FILE --dir D [--prove Q]",
                        opts, args, vm, &expert, true))
         return 0;
     if (!vm.count("dir")) throw InputError("--dir is required (the campaign directory)");
@@ -399,6 +462,7 @@ int run_campaign(const std::vector<std::string>& args) {
     if (dir.empty()) throw InputError("--dir must not be empty");
     if (vm.count("status")) return rank() == 0 ? run_status(vm, dir) : 0;
     if (vm.count("audit")) return rank() == 0 ? run_audit(vm, dir) : 0;
+    if (vm.count("certificate")) return rank() == 0 ? run_certificate(vm, dir) : 0;
     if (!vm.count("pits") || !vm.count("seeds"))
         throw InputError("--pits and --seeds are required (or --status)");
     const Rule rule = parse_rule(vm["rule"].as<std::string>());

@@ -1,0 +1,189 @@
+// Re-proving a certificate's leaves and the journal of those checked (campaign/verify.h).
+#include "campaign/verify.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <charconv>
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <vector>
+
+#include "core/regular_file.h"
+#include "db/database.h"
+#include "db/format.h"
+
+namespace kalah::campaign {
+namespace {
+
+constexpr const char* kLeafMagic = "kalah-leaf-journal";
+
+std::string hex8(uint32_t x) {
+    char buf[16];
+    std::snprintf(buf, sizeof buf, "%08x", x);
+    return buf;
+}
+
+std::string header_line(const Certificate& c) {
+    return std::string(kLeafMagic) + " 1 " + hex8(c.crc) + "\n";
+}
+
+std::string check_line(const LeafCheck& k) {
+    char secs[32];
+    std::snprintf(secs, sizeof secs, "%.3f", k.seconds);
+    std::string line = "leaf " + std::to_string(k.node) + " " + outcome_name(k.outcome) + " " +
+                       std::to_string(k.nodes) + " " + secs;
+    return line + " " + hex8(crc32(line.data(), line.size())) + "\n";
+}
+
+// One journal line (without its newline) of certificate c, or nothing.
+bool parse_check_line(const std::string& line, const Certificate& c, LeafCheck& k) {
+    const size_t sp = line.rfind(' ');
+    if (sp == std::string::npos || line.size() - sp - 1 != 8) return false;
+    if (hex8(crc32(line.data(), sp)) != line.substr(sp + 1)) return false;
+    char outcome[32] = {};
+    unsigned long long nodes = 0;
+    int id = -1;
+    double secs = 0;
+    int used = 0;
+    const std::string body = line.substr(0, sp);
+    if (std::sscanf(body.c_str(), "leaf %d %31s %llu %lf%n", &id, outcome, &nodes, &secs, &used) !=
+            4 ||
+        used != static_cast<int>(body.size()))
+        return false;
+    if (id < 0 || static_cast<size_t>(id) >= c.nodes.size() || !c.nodes[id].leaf()) return false;
+    const std::string o = outcome;
+    if (o == "proved")
+        k.outcome = LeafCheck::Outcome::Proved;
+    else if (o == "refuted")
+        k.outcome = LeafCheck::Outcome::Refuted;
+    else if (o == "over-budget")
+        k.outcome = LeafCheck::Outcome::OverBudget;
+    else
+        return false;
+    k.node = id;
+    k.nodes = nodes;
+    k.seconds = secs;
+    return true;
+}
+
+}  // namespace
+
+const char* outcome_name(LeafCheck::Outcome o) {
+    switch (o) {
+        case LeafCheck::Outcome::Proved: return "proved";
+        case LeafCheck::Outcome::Refuted: return "refuted";
+        case LeafCheck::Outcome::OverBudget: return "over-budget";
+    }
+    return "?";
+}
+
+LeafCheck reprove_leaf(const Certificate& c, int id, const SolverOptions& opts) {
+    const CertNode& leaf = c.nodes.at(id);
+    LeafCheck k;
+    k.node = id;
+    const auto t0 = std::chrono::steady_clock::now();
+    const int s = leaf.pos.seeds_in_pits();
+    auto holds = [&](int v) { return leaf.claim.lower ? v >= leaf.claim.bound : v <= leaf.claim.bound; };
+    if (opts.db && s <= opts.db->max_seeds()) {
+        k.outcome = holds(opts.db->probe(leaf.pos)) ? LeafCheck::Outcome::Proved
+                                                    : LeafCheck::Outcome::Refuted;
+    } else {
+        SolverOptions o = opts;
+        o.book = nullptr;
+        Solver solver(c.params.m, c.params.rule, o);
+        // ">= b": the test at b; "<= b": not v >= b + 1.
+        const int t = leaf.claim.lower ? leaf.claim.bound : leaf.claim.bound + 1;
+        try {
+            const int r = solver.test(leaf.pos, t);
+            const bool ge = r >= t;
+            k.outcome = ge == leaf.claim.lower ? LeafCheck::Outcome::Proved
+                                               : LeafCheck::Outcome::Refuted;
+        } catch (const SearchStopped&) {
+            k.outcome = LeafCheck::Outcome::OverBudget;
+        }
+        k.nodes = solver.stats().nodes;
+    }
+    k.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    return k;
+}
+
+LeafJournal LeafJournal::open(const std::string& path, const Certificate& c, std::string& damage) {
+    LeafJournal j;
+    j.path_ = path;
+    std::string why;
+    std::string text;
+    int fd = open_regular_file(path, O_RDONLY, &why);
+    const bool exists = fd >= 0;
+    if (!exists && why.find("No such file") == std::string::npos)
+        throw LeafJournalError(path + ": " + why);
+    if (exists) {
+        char buf[1 << 16];
+        for (;;) {
+            const ssize_t got = ::read(fd, buf, sizeof buf);
+            if (got < 0) {
+                ::close(fd);
+                throw LeafJournalError(path + ": cannot read: " + std::strerror(errno));
+            }
+            if (got == 0) break;
+            text.append(buf, size_t(got));
+            if (text.size() > (size_t(1) << 30)) {
+                ::close(fd);
+                throw LeafJournalError(path + ": larger than 1 GiB: not a leaf journal");
+            }
+        }
+        ::close(fd);
+    }
+    const std::string header = header_line(c);
+    size_t good = 0;
+    if (exists && !text.empty()) {
+        if (text.compare(0, header.size(), header) != 0) {
+            if (text.rfind(std::string(kLeafMagic) + " ", 0) == 0)
+                throw LeafJournalError(path + ": a leaf journal of another certificate (its first "
+                                       "line is not '" + header.substr(0, header.size() - 1) + "')");
+            throw LeafJournalError(path + ": not a leaf journal (no '" + kLeafMagic + "' line)");
+        }
+        good = header.size();
+        while (good < text.size()) {
+            const size_t nl = text.find('\n', good);
+            LeafCheck k;
+            if (nl == std::string::npos || !parse_check_line(text.substr(good, nl - good), c, k)) {
+                damage = path + ": line " +
+                         std::to_string(1 + std::count(text.begin(), text.begin() + long(good), '\n')) +
+                         " is torn or damaged: it and what follows are dropped";
+                break;
+            }
+            j.checks_[k.node] = k;
+            good = nl + 1;
+        }
+    }
+    if (!exists || text.empty() || good < text.size()) {
+        const std::string keep = good ? text.substr(0, good) : header;
+        db::write_file_durably(path, {{keep.data(), keep.size()}});
+    }
+    j.fd_ = open_regular_file(path, O_WRONLY | O_APPEND, &why);
+    if (j.fd_ < 0) throw LeafJournalError(path + ": " + why);
+    return j;
+}
+
+LeafJournal::LeafJournal(LeafJournal&& o) noexcept
+    : fd_(o.fd_), path_(std::move(o.path_)), checks_(std::move(o.checks_)) {
+    o.fd_ = -1;
+}
+
+LeafJournal::~LeafJournal() {
+    if (fd_ >= 0) ::close(fd_);
+}
+
+void LeafJournal::append(const LeafCheck& check) {
+    const std::string line = check_line(check);
+    if (::write(fd_, line.data(), line.size()) != static_cast<ssize_t>(line.size()) ||
+        ::fsync(fd_) != 0)
+        throw LeafJournalError(path_ + ": cannot append: " + std::strerror(errno));
+    checks_[check.node] = check;
+}
+
+}  // namespace kalah::campaign

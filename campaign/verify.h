@@ -1,0 +1,71 @@
+// Re-proving a certificate's leaves (campaign/certificate.h), each by a fresh solver, with a
+// journal of the leaves checked so that a long verification resumes.
+#pragma once
+
+// Every leaf is proved from nothing: a new Solver (empty table, no book) per leaf, so no
+// state carried from one leaf to another (or from the campaign's workers) enters a proof;
+// only the endgame database the options name is shared, and its evidence is its own
+// (value hashes, verify-db). A database leaf whose seeds the database holds is compared
+// with it; any other leaf is one null-window test of exactly its claim.
+//
+// The leaf journal is text, one line a checked leaf, appended and fsync'd:
+//
+//   kalah-leaf-journal 1 CRC         the certificate's crc32 line (binds the journal to it)
+//   leaf ID OUTCOME NODES SECONDS X  X = crc32 of the line before " X", 8 hex digits
+//
+// OUTCOME is proved, refuted or over-budget. Reading keeps the lines whose crc holds and
+// that name a leaf of the certificate, up to the first that does not (a torn tail from a
+// kill); a journal of another certificate is refused.
+
+#include <cstdint>
+#include <map>
+#include <stdexcept>
+#include <string>
+
+#include "campaign/certificate.h"
+#include "solver/solver.h"
+
+namespace kalah::campaign {
+
+struct LeafCheck {
+    enum class Outcome { Proved, Refuted, OverBudget };
+    int node = 0;
+    Outcome outcome = Outcome::Proved;
+    uint64_t nodes = 0;
+    double seconds = 0;
+};
+const char* outcome_name(LeafCheck::Outcome o);
+
+// Re-proves leaf node `id` of c by a new solver made with opts (its node_limit and
+// time_limit_seconds the leaf's budget; SearchStopped is OverBudget).
+LeafCheck reprove_leaf(const Certificate& c, int id, const SolverOptions& opts);
+
+struct LeafJournalError : std::runtime_error {
+    using std::runtime_error::runtime_error;
+};
+
+class LeafJournal {
+  public:
+    // Opens or creates the journal at path for c; a damaged tail is cut (the file rewritten
+    // under a temporary name and renamed) and described in `damage`. Throws
+    // LeafJournalError for a journal of another certificate or a file that cannot be used.
+    static LeafJournal open(const std::string& path, const Certificate& c, std::string& damage);
+    LeafJournal(LeafJournal&&) noexcept;
+    ~LeafJournal();
+    LeafJournal(const LeafJournal&) = delete;
+    LeafJournal& operator=(const LeafJournal&) = delete;
+    LeafJournal& operator=(LeafJournal&&) = delete;
+
+    // The last check of each leaf the journal holds.
+    const std::map<int, LeafCheck>& checks() const { return checks_; }
+    // Appends a line and fsyncs. Throws LeafJournalError when the write fails.
+    void append(const LeafCheck& check);
+
+  private:
+    LeafJournal() = default;
+    int fd_ = -1;
+    std::string path_;
+    std::map<int, LeafCheck> checks_;
+};
+
+}  // namespace kalah::campaign

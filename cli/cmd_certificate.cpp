@@ -1,0 +1,215 @@
+// `kalah verify-certificate`: a proof certificate (campaign/certificate.h) checked, its
+// moves replayed and every leaf re-proved by a fresh solver (campaign/verify.h), resumably.
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <iostream>
+
+#include "analysis/json.h"
+#include "analysis/text.h"
+#include "campaign/certificate.h"
+#include "campaign/verify.h"
+#include "cli/command.h"
+#include "core/notation.h"
+#include "core/regular_file.h"
+#include "db/database.h"
+
+namespace kalah::cli {
+using namespace kalah::analysis;
+namespace {
+namespace po = boost::program_options;
+using namespace kalah::campaign;
+
+// A certificate larger than this is not one of ours (Kalah(6,6)'s are a few hundred KB).
+constexpr size_t kMaxCertificateBytes = size_t(256) << 20;
+
+std::string read_certificate_text(const std::string& path) {
+    std::string why;
+    const int fd = open_regular_file(path, O_RDONLY, &why);
+    if (fd < 0) throw InputError(path + ": " + why);
+    std::string text;
+    char buf[1 << 16];
+    for (;;) {
+        const ssize_t got = ::read(fd, buf, sizeof buf);
+        if (got < 0) {
+            const std::string e = std::strerror(errno);
+            ::close(fd);
+            throw std::runtime_error(path + ": cannot read: " + e);
+        }
+        if (got == 0) break;
+        text.append(buf, size_t(got));
+        if (text.size() > kMaxCertificateBytes) {
+            ::close(fd);
+            throw std::runtime_error(path + ": larger than 256 MiB: not a certificate");
+        }
+    }
+    ::close(fd);
+    return text;
+}
+
+int run_verify_certificate(const std::vector<std::string>& args) {
+    po::options_description opts("verify-certificate options");
+    po::options_description expert("expert options");
+    // clang-format off
+    opts.add_options()
+        ("certificate", po::value<std::string>(), "the certificate file (docs/certificate.md)")
+        ("journal", po::value<std::string>(),
+         "the leaf journal: leaves checked are appended (fsync'd), and a run with the same "
+         "journal re-proves only the leaves it does not hold as proved (default: none, every "
+         "leaf re-proved)")
+        ("leaf-nodes", po::value<uint64_t>()->default_value(0),
+         "node budget of one leaf's re-proof (0: none); a leaf over it is 'over-budget', "
+         "re-tried by a later run")
+        ("leaf-seconds", po::value<double>()->default_value(0),
+         "time budget of one leaf's re-proof in seconds (0: none)")
+        ("moves-only", "replay the moves and check the bounds, re-prove no leaf");
+    // clang-format on
+    add_solver_options(opts, expert);
+    add_output_options(opts);
+    po::variables_map vm;
+    if (!parse_options("verify-certificate",
+                       "--certificate FILE [--journal J] [--db DIR] [--leaf-nodes N] [options]",
+                       opts, args, vm, &expert, true))
+        return 0;
+    if (!vm.count("certificate")) throw InputError("--certificate is required");
+    const std::string path = vm["certificate"].as<std::string>();
+    const double leaf_seconds = vm["leaf-seconds"].as<double>();
+    if (!(leaf_seconds >= 0 && leaf_seconds <= 1e9))
+        throw InputError("--leaf-seconds must be between 0 and 1e9");
+    Certificate cert;
+    try {
+        cert = parse_certificate(read_certificate_text(path));
+    } catch (const CertificateError& e) {
+        std::cerr << "kalah verify-certificate: " << path << ": " << e.what() << "\n";
+        return 1;
+    }
+    if (const std::string why = check_certificate(cert); !why.empty()) {
+        std::cerr << "kalah verify-certificate: " << path << ": " << why << "\n";
+        return 1;
+    }
+    const int m = cert.params.m;
+    const Rule rule = cert.params.rule;
+    std::vector<int> leaves;
+    int most_seeds = 0;
+    for (size_t i = 0; i < cert.nodes.size(); ++i)
+        if (cert.nodes[i].leaf()) {
+            leaves.push_back(static_cast<int>(i));
+            most_seeds = std::max(most_seeds, cert.nodes[i].pos.seeds_in_pits());
+        }
+    std::string claims;
+    for (const auto& r : cert.roots) claims += (claims.empty() ? "v " : ", v ") + claim_text(r.claim);
+    const bool json = vm.count("json") > 0;
+    const bool show = !quiet(vm) && !json;
+    if (vm.count("moves-only")) {
+        if (json)
+            std::cout << json_line({{"certificate", path},
+                                    {"nodes", cert.nodes.size()},
+                                    {"leaves", leaves.size()},
+                                    {"moves", "ok"}});
+        else
+            std::cout << path << ": Kalah(" << m << "," << cert.params.n << "), rule "
+                      << rule_name(rule) << ", " << claims << ": " << cert.nodes.size()
+                      << " nodes, moves and bounds ok; " << leaves.size() << " leaves not re-proved\n";
+        return 0;
+    }
+    std::optional<LeafJournal> journal;
+    if (vm.count("journal")) {
+        std::string damage;
+        try {
+            journal.emplace(LeafJournal::open(vm["journal"].as<std::string>(), cert, damage));
+        } catch (const LeafJournalError& e) {
+            throw std::runtime_error(e.what());
+        }
+        if (!damage.empty()) std::cerr << "kalah verify-certificate: " << damage << "\n";
+    }
+    std::unique_ptr<db::Database> db;
+    SolverOptions o = solver_options(vm, "verify-certificate", m, rule, most_seeds, db, false);
+    o.heartbeat = {};
+    o.node_limit = vm["leaf-nodes"].as<uint64_t>();
+    o.time_limit_seconds = leaf_seconds;
+    size_t proved = 0, over = 0, skipped = 0;
+    uint64_t nodes = 0;
+    double seconds = 0;
+    std::vector<LeafCheck> refuted;
+    Json per_leaf = Json::array();
+    for (const int id : leaves) {
+        const CertNode& leaf = cert.nodes[id];
+        LeafCheck k;
+        bool ran = true;
+        if (journal) {
+            const auto it = journal->checks().find(id);
+            if (it != journal->checks().end() &&
+                it->second.outcome != LeafCheck::Outcome::OverBudget) {
+                k = it->second;
+                ran = false;
+                ++skipped;
+            }
+        }
+        if (ran) {
+            k = reprove_leaf(cert, id, o);
+            if (journal) journal->append(k);
+        }
+        nodes += k.nodes;
+        seconds += k.seconds;
+        if (k.outcome == LeafCheck::Outcome::Proved) ++proved;
+        if (k.outcome == LeafCheck::Outcome::OverBudget) ++over;
+        if (k.outcome == LeafCheck::Outcome::Refuted) refuted.push_back(k);
+        const std::string pos = format_position(leaf.pos);
+        if (json) {
+            per_leaf.push_back({{"node", id},
+                                {"position", pos},
+                                {"seeds", leaf.pos.seeds_in_pits()},
+                                {"claim", claim_text(leaf.claim)},
+                                {"outcome", outcome_name(k.outcome)},
+                                {"nodes", k.nodes},
+                                {"seconds", k.seconds},
+                                {"from_journal", !ran}});
+        } else if (show) {
+            std::cerr << "leaf " << id << " (" << pos << ", " << leaf.pos.seeds_in_pits()
+                      << " seeds) v " << claim_text(leaf.claim) << ": " << outcome_name(k.outcome)
+                      << (ran ? "" : " (journal)") << ", " << k.nodes << " nodes, " << k.seconds
+                      << " s\n";
+        }
+    }
+    for (const LeafCheck& k : refuted)
+        std::cerr << "kalah verify-certificate: leaf " << k.node << " ("
+                  << format_position(cert.nodes[k.node].pos) << ") claims v "
+                  << claim_text(cert.nodes[k.node].claim) << ": the re-proof refutes it\n";
+    if (json) {
+        std::cout << json_line({{"certificate", path},
+                                {"pits", m},
+                                {"seeds", cert.params.n},
+                                {"rule", rule_name(rule)},
+                                {"nodes", cert.nodes.size()},
+                                {"leaves", leaves.size()},
+                                {"proved", proved},
+                                {"refuted", refuted.size()},
+                                {"over_budget", over},
+                                {"from_journal", skipped},
+                                {"leaf_nodes", nodes},
+                                {"leaf_seconds", seconds},
+                                {"db_max_seeds", db ? db->max_seeds() : -1},
+                                {"per_leaf", per_leaf}});
+    } else {
+        std::cout << path << ": Kalah(" << m << "," << cert.params.n << "), rule "
+                  << rule_name(rule) << ", " << claims << ": " << cert.nodes.size()
+                  << " nodes, moves and bounds ok; leaves: " << proved << " of " << leaves.size()
+                  << " re-proved (" << skipped << " from the journal), " << refuted.size()
+                  << " refuted, " << over << " over the budget; " << nodes << " nodes, "
+                  << seconds << " s\n";
+    }
+    if (!refuted.empty()) return 1;
+    return over ? kExitStopped : 0;
+}
+
+int guarded_verify_certificate(const std::vector<std::string>& args) {
+    return guarded("verify-certificate", run_verify_certificate, args);
+}
+const RegisterCommand reg_verify_certificate(
+    {"verify-certificate", "check a proof certificate and re-prove each of its leaves",
+     guarded_verify_certificate});
+
+}  // namespace
+}  // namespace kalah::cli

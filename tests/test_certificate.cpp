@@ -1,0 +1,329 @@
+// Proof certificates: drawn from campaigns on small boards, every claim checked against
+// brute force; the checks catch changed moves, claims and bytes; leaves re-proved fresh;
+// the leaf journal; `campaign --certificate` and `verify-certificate` end to end.
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <map>
+#include <memory>
+#include <fstream>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "brute_force.h"
+#include "campaign/campaign.h"
+#include "campaign/certificate.h"
+#include "campaign/verify.h"
+#include "cli_runner.h"
+#include "oracle_workers.h"
+#include "temp_dir.h"
+
+#include <nlohmann/json.hpp>
+
+using namespace kalah;
+using namespace kalah::campaign;
+using test_campaign::OracleWorkers;
+using test_files::TempDir;
+
+namespace {
+
+// One memoised brute force per board and rule for every test of this file (Kalah(4,3)'s
+// first value costs seconds).
+BruteForce& brute(int m, Rule rule) {
+    static std::map<std::pair<int, Rule>, std::unique_ptr<BruteForce>> all;
+    auto& p = all[{m, rule}];
+    if (!p) p = std::make_unique<BruteForce>(m, rule);
+    return *p;
+}
+
+struct Drawn {
+    Certificate cert;
+    int value = 0;
+};
+
+// A campaign over the start of Kalah(m,n) run to its value by brute-force workers that
+// split at random, and the certificate of its value.
+Drawn draw(int m, int n, Rule rule, uint32_t seed, BruteForce& bf) {
+    const CampaignParams p{m, n, rule};
+    ProofTree tree(p, nullptr);
+    OracleWorkers oracle(bf, seed, 1 + int(seed % 3));
+    oracle.capacity_ = 1 + int(seed % 2);
+    std::vector<JobRecord> records;
+    const int v = solve_tree(
+        tree, oracle, int(seed % 7) - 3,
+        [&](const JobRecord& r, const Dispatch&) { records.push_back(r); }, {});
+    return {extract_certificate(tree, records, {{true, v}, {false, v}}), v};
+}
+
+// Every claim of c is true (brute force), every leaf's too.
+void check_claims_true(const Certificate& c, BruteForce& bf) {
+    for (const CertNode& n : c.nodes) {
+        const int v = bf.pits_value(ref::from_board(n.pos));
+        INFO(claim_text(n.claim), " v ", v);
+        CHECK((n.claim.lower ? v >= n.claim.bound : v <= n.claim.bound));
+    }
+}
+
+// A copy of c's text with line `line` (0-based) replaced and the crc32 line recomputed.
+std::string with_line(const std::string& text, size_t line, const std::string& repl) {
+    std::vector<std::string> lines;
+    size_t a = 0;
+    while (a < text.size()) {
+        const size_t nl = text.find('\n', a);
+        lines.push_back(text.substr(a, nl - a));
+        a = nl + 1;
+    }
+    lines.pop_back();  // the crc32 line
+    lines.at(line) = repl;
+    std::string out;
+    for (const std::string& l : lines) out += l + "\n";
+    char crc[16];
+    std::snprintf(crc, sizeof crc, "%08x", crc32(out.data(), out.size()));
+    return out + "crc32 " + crc + "\n";
+}
+
+// The text line of node id.
+size_t node_line(const Certificate& c, int id) { return 5 + c.roots.size() + size_t(id); }
+
+
+}  // namespace
+
+TEST_SUITE("campaign") {
+    TEST_CASE("certificate: drawn from campaigns on small boards, every claim true, moves replayed") {
+        int certified = 0, with_leaves = 0;
+        for (const Rule rule : {Rule::Standard, Rule::EmptyCapture})
+            for (int m = 2; m <= 4; ++m) {
+                BruteForce& bf = brute(m, rule);
+                for (int n = 1; n <= (m == 4 ? 3 : 4); ++n)
+                    for (uint32_t seed = 1; seed <= 3; ++seed) {
+                        INFO("Kalah(", m, ",", n, ") ", rule_name(rule), " seed ", seed);
+                        const Drawn d = draw(m, n, rule, seed, bf);
+                        const Certificate& c = d.cert;
+                        CHECK(d.value == bf.pits_value(ref::from_board(Board::start(m, n))));
+                        REQUIRE(c.roots.size() == 2);
+                        CHECK(c.nodes[c.roots[0].node].pos.pits_key() ==
+                              Board::start(m, n).pits_key());
+                        CHECK(check_certificate(c) == "");
+                        check_claims_true(c, bf);
+                        // Text round trip: the same certificate, the same bytes.
+                        const std::string text = format_certificate(c);
+                        const Certificate back = parse_certificate(text);
+                        CHECK(format_certificate(back) == text);
+                        CHECK(back.leaves() == c.leaves());
+                        CHECK(check_certificate(back) == "");
+                        ++certified;
+                        with_leaves += c.leaves() > 0;
+                    }
+            }
+        CHECK(certified == 2 * (4 + 4 + 3) * 3);
+        CHECK(with_leaves > certified / 2);  // most proofs rest on job records
+    }
+
+    TEST_CASE("certificate: a changed move, claim, child or byte is caught") {
+        BruteForce& bf = brute(4, Rule::Standard);
+        // A proof of some depth: the first seed whose certificate has 8 internal nodes.
+        Drawn d;
+        for (uint32_t seed = 1; d.cert.nodes.size() - d.cert.leaves() < 8; ++seed) {
+            REQUIRE(seed < 100);
+            d = draw(4, 3, Rule::Standard, seed, bf);
+        }
+        const Certificate& c = d.cert;
+        REQUIRE(check_certificate(c) == "");
+        const std::string text = format_certificate(c);
+        int moves_changed = 0, claims_weakened = 0;
+        for (size_t i = 0; i < c.nodes.size(); ++i) {
+            const CertNode& n = c.nodes[i];
+            if (n.kind == CertNode::Kind::Move && n.children[0] >= 0) {
+                // Another legal pit for the move: its child or its worth no longer fits.
+                for (const int pit : n.pos.legal_moves()) {
+                    if (pit == n.pit) continue;
+                    Certificate bad = c;
+                    bad.nodes[i].pit = pit;
+                    const std::string why = check_certificate(bad);
+                    if (!why.empty()) ++moves_changed;
+                    // Never accepted unless that move also proves the claim (then its child
+                    // must be the same node: impossible for another pit's sowing).
+                    CHECK(!why.empty());
+                    break;
+                }
+            }
+            // A node's claim weakened by one step of its parity: a parent needs more.
+            if (i > 0) {
+                Certificate bad = c;
+                bad.nodes[i].claim.bound += n.claim.lower ? -2 : 2;
+                const std::string why = check_certificate(bad);
+                CHECK(!why.empty());
+                claims_weakened += !why.empty();
+            }
+        }
+        CHECK(moves_changed > 0);
+        CHECK(claims_weakened == int(c.nodes.size()) - 1);
+        // A root claim stronger than the value: the root node's claim then differs.
+        {
+            Certificate bad = c;
+            bad.roots[0].claim.bound += 2;
+            CHECK(check_certificate(bad).find("root") != std::string::npos);
+        }
+        // Every byte of the text matters: a flipped digit fails the crc.
+        {
+            std::string bad = text;
+            const size_t at = bad.find("node 0 ");
+            bad[at + 5] = '1';
+            CHECK_THROWS_AS(parse_certificate(bad), CertificateError);
+        }
+        // A cut file, a missing newline, an extra line, another format.
+        CHECK_THROWS_AS(parse_certificate(text.substr(0, text.size() / 2)), CertificateError);
+        CHECK_THROWS_AS(parse_certificate(text.substr(0, text.size() - 1)), CertificateError);
+        CHECK_THROWS_AS(parse_certificate(with_line(text, 0, "kalah-certificate 2")),
+                        CertificateError);
+        CHECK_THROWS_AS(parse_certificate(with_line(text, 2, "rule other")), CertificateError);
+        // A child ID not after its parent's (here: the node itself): refused by the reading.
+        {
+            int id = 0;
+            while (c.nodes[id].leaf()) ++id;
+            const bool move = c.nodes[id].kind == CertNode::Kind::Move;
+            const std::string head = "node " + std::to_string(id) + " ";
+            std::string line = text.substr(text.find(head));
+            line = line.substr(0, line.find('\n'));
+            line = line.substr(0, line.find(move ? " move " : " all ")) +
+                   (move ? " move 1 " : " all ") + std::to_string(id);
+            CHECK_THROWS_AS(parse_certificate(with_line(text, node_line(c, id), line)),
+                            CertificateError);
+        }
+    }
+
+    TEST_CASE("certificate: leaves re-proved by a fresh solver; a false leaf is refuted") {
+        for (const Rule rule : {Rule::Standard, Rule::EmptyCapture}) {
+            BruteForce& bf = brute(4, rule);
+            const Drawn d = draw(4, 3, rule, 3, bf);
+            SolverOptions o;
+            o.tt_mb = 4;
+            int leaves = 0;
+            for (size_t i = 0; i < d.cert.nodes.size(); ++i) {
+                if (!d.cert.nodes[i].leaf() || leaves == 12) continue;
+                ++leaves;
+                const LeafCheck k = reprove_leaf(d.cert, int(i), o);
+                CHECK(k.outcome == LeafCheck::Outcome::Proved);
+                // The same leaf claiming one parity step more than its true value: refuted.
+                Certificate bad = d.cert;
+                CertNode& n = bad.nodes[i];
+                const int v = bf.pits_value(ref::from_board(n.pos));
+                n.claim.bound = n.claim.lower ? v + 2 : v - 2;
+                CHECK(reprove_leaf(bad, int(i), o).outcome == LeafCheck::Outcome::Refuted);
+                // A budget too small to finish: over budget, not a verdict.
+                if (n.pos.seeds_in_pits() >= 8) {
+                    SolverOptions tiny = o;
+                    tiny.node_limit = 1;
+                    const LeafCheck t = reprove_leaf(d.cert, int(i), tiny);
+                    CHECK(t.outcome != LeafCheck::Outcome::Refuted);
+                }
+            }
+            CHECK(leaves > 0);
+        }
+    }
+
+    TEST_CASE("certificate: the leaf journal resumes, drops a torn tail, refuses another's") {
+        BruteForce& bf = brute(3, Rule::Standard);
+        const Drawn d = draw(3, 3, Rule::Standard, 2, bf);
+        Certificate c = parse_certificate(format_certificate(d.cert));
+        TempDir dir("leafj");
+        const std::string path = (dir.path / "leaves.klj").string();
+        std::vector<int> leaves;
+        for (size_t i = 0; i < c.nodes.size(); ++i)
+            if (c.nodes[i].leaf()) leaves.push_back(int(i));
+        REQUIRE(leaves.size() >= 2);
+        {
+            std::string damage;
+            LeafJournal j = LeafJournal::open(path, c, damage);
+            CHECK(damage.empty());
+            CHECK(j.checks().empty());
+            j.append({leaves[0], LeafCheck::Outcome::Proved, 123, 0.5});
+            j.append({leaves[1], LeafCheck::Outcome::OverBudget, 7, 0.25});
+        }
+        {
+            std::string damage;
+            LeafJournal j = LeafJournal::open(path, c, damage);
+            CHECK(damage.empty());
+            REQUIRE(j.checks().size() == 2);
+            CHECK(j.checks().at(leaves[0]).nodes == 123);
+            CHECK(j.checks().at(leaves[1]).outcome == LeafCheck::Outcome::OverBudget);
+        }
+        // A torn line at the end (a kill mid-write), then a flipped byte in a whole line.
+        {
+            std::ofstream(path, std::ios::app) << "leaf " << leaves[0] << " prov";
+            std::string damage;
+            LeafJournal j = LeafJournal::open(path, c, damage);
+            CHECK(damage.find("torn") != std::string::npos);
+            CHECK(j.checks().size() == 2);
+        }
+        {
+            std::string text = slurp_file(path);
+            const size_t at = text.find(" 123 ");
+            text[at + 1] = '9';
+            std::ofstream(path, std::ios::trunc) << text;
+            std::string damage;
+            LeafJournal j = LeafJournal::open(path, c, damage);
+            CHECK(!damage.empty());
+            CHECK(j.checks().empty());  // the first line is damaged: nothing after it is used
+        }
+        // A journal of another certificate.
+        {
+            Certificate other = c;
+            other.crc ^= 1;
+            std::string damage;
+            CHECK_THROWS_AS(LeafJournal::open(path, other, damage), LeafJournalError);
+        }
+    }
+
+    TEST_CASE("kalah campaign --certificate and verify-certificate, end to end") {
+        TempDir dir("certcli");
+        const std::string d = dir.path.string();
+        const std::string cert = (dir.path / "c.kcert").string();
+        const std::string lj = (dir.path / "leaves.klj").string();
+        const CliResult run = run_kalah("campaign --pits 4 --seeds 3 --dir " + d +
+                                        " --job-nodes 1000 --db /nonexistent --quiet");
+        REQUIRE(run.status == 0);
+        CliResult w = run_kalah("campaign --certificate " + cert + " --dir " + d +
+                                " --db /nonexistent");
+        REQUIRE(w.status == 0);
+        CHECK(w.out.find("leaves") != std::string::npos);
+        const std::string text = slurp_file(cert);
+        CHECK(text.find("root 0 >=") != std::string::npos);
+        CHECK(text.find(" <=", text.find("\nroot ", text.find("root 0 >="))) <
+              text.find("\nnode 0 "));  // the second root line: the upper bound
+        CliResult v = run_kalah("verify-certificate --certificate " + cert + " --journal " + lj +
+                                " --db /nonexistent --tt-mb 16 --json");
+        CHECK(v.status == 0);
+        const auto j = nlohmann::json::parse(v.out);
+        CHECK(j["refuted"] == 0);
+        CHECK(j["over_budget"] == 0);
+        CHECK(j["proved"] == j["leaves"]);
+        CHECK(j["from_journal"] == 0);
+        // Resumed: every leaf from the journal, none re-run.
+        v = run_kalah("verify-certificate --certificate " + cert + " --journal " + lj +
+                      " --db /nonexistent --tt-mb 16 --json");
+        CHECK(v.status == 0);
+        CHECK(nlohmann::json::parse(v.out)["from_journal"] == j["leaves"]);
+        // A damaged certificate: exit 1, one line naming the file.
+        std::string bad = text;
+        bad[bad.find("node 1 ") + 5] = '2';
+        std::ofstream(cert, std::ios::trunc) << bad;
+        v = run_kalah("verify-certificate --certificate " + cert + " --db /nonexistent");
+        CHECK(v.status == 1);
+        CHECK(v.err.find("crc32") != std::string::npos);
+        CHECK(std::count(v.err.begin(), v.err.end(), '\n') == 1);
+        // Bad input: exit 2.
+        CHECK(run_kalah("verify-certificate --certificate " + d + "/missing").status == 2);
+        CHECK(run_kalah("verify-certificate --leaf-nodes 5").status == 2);
+        // A question the journal does not settle: nothing certified, exit 1, no file.
+        const std::filesystem::path d2 = dir.path / "empty";
+        std::filesystem::create_directories(d2);
+        std::ofstream(d2 / kJournalName) << journal_header(CampaignParams{4, 3, Rule::Standard});
+        w = run_kalah("campaign --certificate " + d2.string() + "/c.kcert --dir " + d2.string() +
+                      " --prove win --db /nonexistent");
+        CHECK(w.status == 1);
+        CHECK(!std::filesystem::exists(d2 / "c.kcert"));
+    }
+}
