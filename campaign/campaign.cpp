@@ -41,7 +41,8 @@ double unix_now() {
 }
 }  // namespace
 
-JobRecord run_job(Solver& solver, const Job& job, uint64_t default_budget) {
+JobRecord run_job(Solver& solver, const Job& job, uint64_t default_budget, bool fresh_table) {
+    if (fresh_table) solver.clear_table();
     solver.set_limits(job.budget ? job.budget : default_budget, 0);
     JobRecord r;
     r.key = job.pos.pits_key();
@@ -72,7 +73,7 @@ JobRecord LocalWorkers::wait() {
     if (queue_.empty()) throw std::logic_error("LocalWorkers: no job submitted");
     const Job job = queue_.back();
     queue_.clear();
-    return run_job(solver_, job, budget_);
+    return run_job(solver_, job, budget_, fresh_);
 }
 
 Campaign::Campaign(Journal& journal, const db::Database* db)

@@ -55,8 +55,11 @@ struct Dispatch {
 // Runs one job: test(pos, beta) with a node budget on a solver of its own (its table kept
 // from job to job: it holds only proven bounds, SearchStopped leaves it exact). The budget
 // is job.budget, or default_budget when that is 0; it replaces the solver's limits
-// (Solver::set_limits: no time limit) for this and later calls.
-JobRecord run_job(Solver& solver, const Job& job, uint64_t default_budget);
+// (Solver::set_limits: no time limit) for this and later calls. fresh_table: the table is
+// emptied first, so that the record is proved by this job's search alone (a proof-grade
+// record: no bound carried from another job enters it).
+JobRecord run_job(Solver& solver, const Job& job, uint64_t default_budget,
+                  bool fresh_table = false);
 
 // One worker in this process: submit() queues, wait() runs the job.
 class LocalWorkers : public WorkerPool {
@@ -67,9 +70,12 @@ class LocalWorkers : public WorkerPool {
     void submit(const Job& job) override;
     JobRecord wait() override;
     const Solver& solver() const { return solver_; }
+    // Each job on an empty table (run_job's fresh_table).
+    void set_fresh_table(bool fresh) { fresh_ = fresh; }
 
   private:
     Solver solver_;
+    bool fresh_ = false;
     uint64_t budget_;
     std::vector<Job> queue_;
 };

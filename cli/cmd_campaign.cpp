@@ -446,6 +446,10 @@ int run_campaign(const std::vector<std::string>& args) {
     expert.add_options()("split-above", po::value<int>(),
                          "a static first cut: split positions with more seeds in pits than "
                          "this without running a job (the top of a proof no job finishes)");
+    expert.add_options()("fresh-table",
+                         "proof-grade records: every job searches on an empty table, so "
+                         "that each record is proved by its own job's search (slower: "
+                         "nothing proved by earlier jobs is reused)");
     expert.add_options()("guess", po::value<int>(),
                          "first threshold of the MTD(f) passes (South's margin; default: the "
                          "solver's depth-10 estimate, as solve)");
@@ -494,7 +498,7 @@ int run_campaign(const std::vector<std::string>& args) {
             vm["db"].as<std::string>(), m, rule, db ? db->max_seeds() : -1));
         if (!why.empty()) return 0;  // rank 0 says which rank differs and ends every rank
         Solver solver(m, rule, o);
-        mpi::serve_jobs(solver, m, job_nodes);
+        mpi::serve_jobs(solver, m, job_nodes, vm.count("fresh-table") > 0);
         return 0;
     }
 #endif
@@ -565,6 +569,7 @@ int run_campaign(const std::vector<std::string>& args) {
 #endif
     if (!pool) {
         auto w = std::make_unique<LocalWorkers>(m, rule, o);
+        w->set_fresh_table(vm.count("fresh-table") > 0);
         local = w.get();
         pool = std::move(w);
     }

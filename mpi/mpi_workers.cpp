@@ -295,7 +295,7 @@ campaign::JobRecord MpiWorkers::wait() {
     }
 }
 
-void serve_jobs(Solver& solver, int m, uint64_t default_budget) {
+void serve_jobs(Solver& solver, int m, uint64_t default_budget, bool fresh_table) {
     int rank = 0;
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     const char* liar = std::getenv("KALAH_TEST_LYING_RANK");
@@ -308,7 +308,7 @@ void serve_jobs(Solver& solver, int m, uint64_t default_budget) {
         const Cells key = (Cells(msg[1]) << 64) | msg[0];
         campaign::Job job{campaign::board_of_key(m, key), static_cast<int>(int64_t(msg[2]))};
         job.budget = msg[3];
-        campaign::JobRecord r = campaign::run_job(solver, job, default_budget);
+        campaign::JobRecord r = campaign::run_job(solver, job, default_budget, fresh_table);
         if (lying && r.kind == campaign::JobRecord::Kind::Bound) {
             // The test hook (mpi/mpi_workers.h): the opposite of the bound proved.
             const int s = job.pos.seeds_in_pits();

@@ -120,6 +120,6 @@ class MpiWorkers : public campaign::WorkerPool {
 
 // A worker rank: runs the jobs it receives on `solver` until told to stop; a job that
 // names no budget gets default_budget nodes.
-void serve_jobs(Solver& solver, int m, uint64_t default_budget);
+void serve_jobs(Solver& solver, int m, uint64_t default_budget, bool fresh_table = false);
 
 }  // namespace kalah::mpi

@@ -906,6 +906,8 @@ int Solver::table_move(const Board& b) const {
 
 const SolverStats& Solver::stats() const { return impl_->stats; }
 
+void Solver::clear_table() { impl_->tt.clear(); }
+
 void Solver::clear() {
     impl_->tt.clear();
     impl_->stats = {};

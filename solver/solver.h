@@ -141,6 +141,7 @@ public:
 
     const SolverStats& stats() const;  // accumulated over all calls
     void clear();                      // empty the TT and reset stats
+    void clear_table();                // empty the TT, keep the stats
 
 private:
     struct Impl;

@@ -277,6 +277,39 @@ TEST_SUITE("campaign") {
         }
     }
 
+    TEST_CASE("proof-grade jobs: a fresh table per job searches a repeated job in full") {
+        SolverOptions o;
+        o.tt_mb = 16;
+        o.threads = 1;
+        o.node_limit = 0;
+        Job job;
+        job.pos = Board::start(4, 4);
+        job.beta = 2;
+        for (const bool fresh : {false, true}) {
+            LocalWorkers w(4, Rule::Standard, o);
+            w.set_fresh_table(fresh);
+            w.submit(job);
+            const JobRecord a = w.wait();
+            w.submit(job);
+            const JobRecord b = w.wait();
+            CHECK(a.result == b.result);
+            CHECK(a.nodes > 1000);
+            // Carried over, the table answers the second at once; fresh, it is searched again
+            // node for node (one thread: the same search).
+            if (fresh)
+                CHECK(b.nodes == a.nodes);
+            else
+                CHECK(b.nodes < a.nodes / 10);
+        }
+        // The option through the CLI: the same value.
+        TempDir dir("fresh");
+        const CliResult r = run_kalah("campaign --pits 4 --seeds 3 --dir " + dir.path.string() +
+                                      " --job-nodes 1000 --db /nonexistent --quiet --json --fresh-table");
+        CHECK(r.status == 0);
+        CHECK(nlohmann::json::parse(r.out)["value"] ==
+              brute(4, Rule::Standard).pits_value(ref::from_board(Board::start(4, 3))));
+    }
+
     TEST_CASE("kalah campaign --certificate and verify-certificate, end to end") {
         TempDir dir("certcli");
         const std::string d = dir.path.string();
