@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# The committed certificates (results/campaign-*/*.kcert): each passes the independent
+# checker (scripts/check_certificate.py, no code shared with the solver) and
+# verify-certificate's own replay, and is what `campaign --certificate` draws from the
+# journal beside it today (byte for byte: a certificate never goes stale). Usage:
+# certificates_test.sh KALAH PYTHON3
+set -euo pipefail
+kalah=$1
+python=$2
+root="$(cd "$(dirname "$0")/.." && pwd)"
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+passed=0 failed=0
+for cert in "$root"/results/campaign-*/*.kcert; do
+    dir=$(dirname "$cert")
+    name=$(basename "$cert")
+    ok=1
+    "$python" "$root/scripts/check_certificate.py" --quiet "$cert" || ok=0
+    "$kalah" verify-certificate --certificate "$cert" --moves-only --quiet >/dev/null || ok=0
+    # win.kcert: the answer to --prove win; value.kcert: the root's bounds.
+    prove=()
+    [ "$name" = win.kcert ] && prove=(--prove win)
+    "$kalah" campaign --certificate "$tmp/$name" --dir "$dir" "${prove[@]}" --db /nonexistent \
+        >/dev/null 2>&1 || ok=0
+    cmp -s "$cert" "$tmp/$name" || { echo "certificates: $cert differs from what its journal gives now" >&2; ok=0; }
+    if [ $ok -eq 1 ]; then passed=$((passed + 1)); echo "ok   $cert"; else failed=$((failed + 1)); echo "FAIL $cert"; fi
+done
+echo "$passed passed, $failed failed"
+[ $failed -eq 0 ] && [ $passed -gt 0 ]
