@@ -186,11 +186,7 @@ class ProofTree {
         std::vector<Edge> edges;
         std::vector<int> parents;
     };
-    // The node of a position (pits only), -1 when the tree has none; node 0 is the root.
-    int index_of(const Board& pits) const {
-        const auto it = index_.find(pits.pits_key());
-        return it == index_.end() ? -1 : it->second;
-    }
+    // Node i (0: the root; children by Edge::child).
     const Node& node(int i) const { return nodes_[i]; }
     const db::Database* database() const { return db_; }
     const CampaignParams& params() const { return params_; }
