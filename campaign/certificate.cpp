@@ -24,7 +24,10 @@ std::string pits_text(const Board& b) {
     for (int r = 0; r < 2; ++r)
         for (int i = 0; i < b.pits(); ++i)
             at += std::snprintf(buf + at, sizeof buf - size_t(at), "%s%d",
-                                i ? "," : r ? "/" : "", r ? b.opp_pit(i) : b.own_pit(i));
+                                i   ? ","
+                                : r ? "/"
+                                    : "",
+                                r ? b.opp_pit(i) : b.own_pit(i));
     return std::string(buf, size_t(at));
 }
 
@@ -123,8 +126,10 @@ class Extractor {
                 const EdgeNeed need = need_of(e.step, cs, c);
                 if (need.ends) {
                     if (!need.holds)
-                        throw CertificateError("a move of " + pits_text(n.pos) + " ends the game "
-                                               "above " + claim_text(c));
+                        throw CertificateError("a move of " + pits_text(n.pos) +
+                                               " ends the game "
+                                               "above " +
+                                               claim_text(c));
                     out.children.push_back(CertNode::kEnd);
                 } else if (need.any) {
                     out.children.push_back(CertNode::kAny);
@@ -204,7 +209,8 @@ std::vector<std::string> fields(const std::string& line) {
 }
 template <class T>
 bool to_number(const std::string& s, T& out) {
-    if (s.empty() || (s.size() > 1 && s[0] == '0') || (s[0] == '-' && (s.size() == 1 || s[1] == '0')))
+    if (s.empty() || (s.size() > 1 && s[0] == '0') ||
+        (s[0] == '-' && (s.size() == 1 || s[1] == '0')))
         return false;
     const auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), out);
     return ec == std::errc() && p == s.data() + s.size();
@@ -280,8 +286,8 @@ Certificate extract_certificate(const ProofTree& tree, const std::vector<JobReco
         c.bound = c.lower ? round_up(root.seeds, c.bound) : round_down(root.seeds, c.bound);
         if (!(c.lower ? root.lo >= c.bound : root.hi <= c.bound))
             throw CertificateError("the journal does not prove v " + claim_text(c) +
-                                   " at the start (its bounds: [" + std::to_string(root.lo) +
-                                   ", " + std::to_string(root.hi) + "])");
+                                   " at the start (its bounds: [" + std::to_string(root.lo) + ", " +
+                                   std::to_string(root.hi) + "])");
         roots.push_back({x.build(0, c), c});
     }
     // Reverse post-order from the roots: parents before children, unreachable nodes left out.
@@ -332,7 +338,7 @@ std::string format_certificate(const Certificate& c) {
     for (const auto& r : c.roots)
         out += "root " + std::to_string(r.node) + " " + claim_text(r.claim) + "\n";
     auto child_text = [](int ch) {
-        return ch == CertNode::kEnd ? std::string("end")
+        return ch == CertNode::kEnd   ? std::string("end")
                : ch == CertNode::kAny ? std::string("any")
                                       : std::to_string(ch);
     };
@@ -408,8 +414,8 @@ Certificate parse_certificate(const std::string& text) {
     ++at;
     f = next("board");
     if (f.size() != 3 || f[0] != "board" || !to_number(f[1], c.params.m) ||
-        !to_number(f[2], c.params.n) || c.params.m < 1 || c.params.m > kMaxPits ||
-        c.params.n < 1 || 2 * c.params.m * c.params.n > kMaxSeeds)
+        !to_number(f[2], c.params.n) || c.params.m < 1 || c.params.m > kMaxPits || c.params.n < 1 ||
+        2 * c.params.m * c.params.n > kMaxSeeds)
         throw fail("expected 'board M N' (M 1..6, 2MN <= 127)");
     ++at;
     f = next("rule");
@@ -504,8 +510,8 @@ std::string check_certificate(const Certificate& c) {
     for (const auto& r : c.roots) reached[r.node] = 1;
     for (size_t i = 0; i < c.nodes.size(); ++i) {
         const CertNode& n = c.nodes[i];
-        const std::string where = "node " + std::to_string(i) + " (" + pits_text(n.pos) + " " +
-                                  claim_text(n.claim) + ")";
+        const std::string where =
+            "node " + std::to_string(i) + " (" + pits_text(n.pos) + " " + claim_text(n.claim) + ")";
         if (!reached[i]) return where + " is reached from no root";
         const int s = n.pos.seeds_in_pits();
         if (n.pos.over()) return where + ": a row is empty (the game is over)";
@@ -536,13 +542,13 @@ std::string check_certificate(const Certificate& c) {
             const EdgeNeed need = need_of(step, step.over ? 0 : q.seeds_in_pits(), n.claim);
             if (need.ends) {
                 if (ch != CertNode::kEnd) return mv + " ends the game: its entry must be 'end'";
-                if (!need.holds) return mv + " ends the game with worth " + std::to_string(step.gain);
+                if (!need.holds)
+                    return mv + " ends the game with worth " + std::to_string(step.gain);
                 continue;
             }
             if (ch == CertNode::kEnd) return mv + " does not end the game";
             if (ch == CertNode::kAny) {
-                if (!need.any)
-                    return mv + ": 'any' but the child needs " + claim_text(need.child);
+                if (!need.any) return mv + ": 'any' but the child needs " + claim_text(need.child);
                 continue;
             }
             const CertNode& cn = c.nodes[ch];

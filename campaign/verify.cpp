@@ -74,9 +74,12 @@ bool parse_check_line(const std::string& line, const Certificate& c, LeafCheck& 
 
 const char* outcome_name(LeafCheck::Outcome o) {
     switch (o) {
-        case LeafCheck::Outcome::Proved: return "proved";
-        case LeafCheck::Outcome::Refuted: return "refuted";
-        case LeafCheck::Outcome::OverBudget: return "over-budget";
+        case LeafCheck::Outcome::Proved:
+            return "proved";
+        case LeafCheck::Outcome::Refuted:
+            return "refuted";
+        case LeafCheck::Outcome::OverBudget:
+            return "over-budget";
     }
     return "?";
 }
@@ -87,7 +90,9 @@ LeafCheck reprove_leaf(const Certificate& c, int id, const SolverOptions& opts) 
     k.node = id;
     const auto t0 = std::chrono::steady_clock::now();
     const int s = leaf.pos.seeds_in_pits();
-    auto holds = [&](int v) { return leaf.claim.lower ? v >= leaf.claim.bound : v <= leaf.claim.bound; };
+    auto holds = [&](int v) {
+        return leaf.claim.lower ? v >= leaf.claim.bound : v <= leaf.claim.bound;
+    };
     if (opts.db && s <= opts.db->max_seeds()) {
         k.outcome = holds(opts.db->probe(leaf.pos)) ? LeafCheck::Outcome::Proved
                                                     : LeafCheck::Outcome::Refuted;
@@ -100,8 +105,8 @@ LeafCheck reprove_leaf(const Certificate& c, int id, const SolverOptions& opts) 
         try {
             const int r = solver.test(leaf.pos, t);
             const bool ge = r >= t;
-            k.outcome = ge == leaf.claim.lower ? LeafCheck::Outcome::Proved
-                                               : LeafCheck::Outcome::Refuted;
+            k.outcome =
+                ge == leaf.claim.lower ? LeafCheck::Outcome::Proved : LeafCheck::Outcome::Refuted;
         } catch (const SearchStopped&) {
             k.outcome = LeafCheck::Outcome::OverBudget;
         }
@@ -142,8 +147,10 @@ LeafJournal LeafJournal::open(const std::string& path, const Certificate& c, std
     if (exists && !text.empty()) {
         if (text.compare(0, header.size(), header) != 0) {
             if (text.rfind(std::string(kLeafMagic) + " ", 0) == 0)
-                throw LeafJournalError(path + ": a leaf journal of another certificate (its first "
-                                       "line is not '" + header.substr(0, header.size() - 1) + "')");
+                throw LeafJournalError(path +
+                                       ": a leaf journal of another certificate (its first "
+                                       "line is not '" +
+                                       header.substr(0, header.size() - 1) + "')");
             throw LeafJournalError(path + ": not a leaf journal (no '" + kLeafMagic + "' line)");
         }
         good = header.size();
@@ -151,9 +158,10 @@ LeafJournal LeafJournal::open(const std::string& path, const Certificate& c, std
             const size_t nl = text.find('\n', good);
             LeafCheck k;
             if (nl == std::string::npos || !parse_check_line(text.substr(good, nl - good), c, k)) {
-                damage = path + ": line " +
-                         std::to_string(1 + std::count(text.begin(), text.begin() + long(good), '\n')) +
-                         " is torn or damaged: it and what follows are dropped";
+                damage =
+                    path + ": line " +
+                    std::to_string(1 + std::count(text.begin(), text.begin() + long(good), '\n')) +
+                    " is torn or damaged: it and what follows are dropped";
                 break;
             }
             j.checks_[k.node] = k;

@@ -259,15 +259,22 @@ int run_status(const po::variables_map& vm, const std::string& dir) {
     return 0;
 }
 
+// The journal in dir, read-only; a damaged tail is said on stderr ("<verb> the N good
+// records") and left out.
+JournalContents read_good_records(const std::string& dir, const char* verb) {
+    const std::string path = (std::filesystem::path(dir) / kJournalName).string();
+    JournalContents c = read_journal(path);
+    if (!c.damage.empty())
+        std::cerr << "kalah campaign: " << path << ": " << c.damage << " (" << verb << " the "
+                  << c.records.size() << " good records)\n";
+    return c;
+}
+
 // --certificate FILE: the proof DAG of the root's proven bounds (with --prove, of the one
 // that answers the question), drawn from the journal in dir and written to FILE
 // (docs/certificate.md). Exit 1 when the journal proves nothing to certify.
 int run_certificate(const po::variables_map& vm, const std::string& dir) {
-    const std::string path = (std::filesystem::path(dir) / kJournalName).string();
-    const JournalContents c = read_journal(path);
-    if (!c.damage.empty())
-        std::cerr << "kalah campaign: " << path << ": " << c.damage << " (certifying the "
-                  << c.records.size() << " good records)\n";
+    const JournalContents c = read_good_records(dir, "certifying");
     std::unique_ptr<db::Database> db =
         open_database(vm, "campaign", c.params.m, c.params.rule, "bounds from the journal only");
     ProofTree tree(c.params, db.get());
@@ -318,10 +325,7 @@ int run_certificate(const po::variables_map& vm, const std::string& dir) {
 // compares each with its claim (campaign/audit.h). Exit 1 when one disagrees.
 int run_audit(const po::variables_map& vm, const std::string& dir) {
     const std::string path = (std::filesystem::path(dir) / kJournalName).string();
-    const JournalContents c = read_journal(path);
-    if (!c.damage.empty())
-        std::cerr << "kalah campaign: " << path << ": " << c.damage << " (auditing the "
-                  << c.records.size() << " good records)\n";
+    const JournalContents c = read_good_records(dir, "auditing");
     const int m = c.params.m;
     const Board start = Board::start(m, c.params.n);
     std::unique_ptr<db::Database> db;

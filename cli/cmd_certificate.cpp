@@ -99,7 +99,8 @@ int run_verify_certificate(const std::vector<std::string>& args) {
             most_seeds = std::max(most_seeds, cert.nodes[i].pos.seeds_in_pits());
         }
     std::string claims;
-    for (const auto& r : cert.roots) claims += (claims.empty() ? "v " : ", v ") + claim_text(r.claim);
+    for (const auto& r : cert.roots)
+        claims += (claims.empty() ? "v " : ", v ") + claim_text(r.claim);
     const bool json = vm.count("json") > 0;
     const bool show = !quiet(vm) && !json;
     if (vm.count("moves-only")) {
@@ -111,7 +112,8 @@ int run_verify_certificate(const std::vector<std::string>& args) {
         else
             std::cout << path << ": Kalah(" << m << "," << cert.params.n << "), rule "
                       << rule_name(rule) << ", " << claims << ": " << cert.nodes.size()
-                      << " nodes, moves and bounds ok; " << leaves.size() << " leaves not re-proved\n";
+                      << " nodes, moves and bounds ok; " << leaves.size()
+                      << " leaves not re-proved\n";
         return 0;
     }
     std::optional<LeafJournal> journal;
@@ -197,8 +199,8 @@ int run_verify_certificate(const std::vector<std::string>& args) {
                   << rule_name(rule) << ", " << claims << ": " << cert.nodes.size()
                   << " nodes, moves and bounds ok; leaves: " << proved << " of " << leaves.size()
                   << " re-proved (" << skipped << " from the journal), " << refuted.size()
-                  << " refuted, " << over << " over the budget; " << nodes << " nodes, "
-                  << seconds << " s\n";
+                  << " refuted, " << over << " over the budget; " << nodes << " nodes, " << seconds
+                  << " s\n";
     }
     if (!refuted.empty()) return 1;
     return over ? kExitStopped : 0;

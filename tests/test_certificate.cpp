@@ -5,9 +5,10 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <fstream>
 #include <map>
 #include <memory>
-#include <fstream>
+#include <nlohmann/json.hpp>
 #include <random>
 #include <string>
 #include <vector>
@@ -19,8 +20,6 @@
 #include "cli_runner.h"
 #include "oracle_workers.h"
 #include "temp_dir.h"
-
-#include <nlohmann/json.hpp>
 
 using namespace kalah;
 using namespace kalah::campaign;
@@ -51,9 +50,9 @@ Drawn draw(int m, int n, Rule rule, uint32_t seed, BruteForce& bf) {
     OracleWorkers oracle(bf, seed, 1 + int(seed % 3));
     oracle.capacity_ = 1 + int(seed % 2);
     std::vector<JobRecord> records;
-    const int v = solve_tree(
-        tree, oracle, int(seed % 7) - 3,
-        [&](const JobRecord& r, const Dispatch&) { records.push_back(r); }, {});
+    const int v =
+        solve_tree(tree, oracle, int(seed % 7) - 3,
+                   [&](const JobRecord& r, const Dispatch&) { records.push_back(r); }, {});
     return {extract_certificate(tree, records, {{true, v}, {false, v}}), v};
 }
 
@@ -87,11 +86,11 @@ std::string with_line(const std::string& text, size_t line, const std::string& r
 // The text line of node id.
 size_t node_line(const Certificate& c, int id) { return 5 + c.roots.size() + size_t(id); }
 
-
 }  // namespace
 
 TEST_SUITE("campaign") {
-    TEST_CASE("certificate: drawn from campaigns on small boards, every claim true, moves replayed") {
+    TEST_CASE(
+        "certificate: drawn from campaigns on small boards, every claim true, moves replayed") {
         int certified = 0, with_leaves = 0;
         for (const Rule rule : {Rule::Standard, Rule::EmptyCapture})
             for (int m = 2; m <= 4; ++m) {
@@ -303,8 +302,9 @@ TEST_SUITE("campaign") {
         }
         // The option through the CLI: the same value.
         TempDir dir("fresh");
-        const CliResult r = run_kalah("campaign --pits 4 --seeds 3 --dir " + dir.path.string() +
-                                      " --job-nodes 1000 --db /nonexistent --quiet --json --fresh-table");
+        const CliResult r =
+            run_kalah("campaign --pits 4 --seeds 3 --dir " + dir.path.string() +
+                      " --job-nodes 1000 --db /nonexistent --quiet --json --fresh-table");
         CHECK(r.status == 0);
         CHECK(nlohmann::json::parse(r.out)["value"] ==
               brute(4, Rule::Standard).pits_value(ref::from_board(Board::start(4, 3))));
@@ -318,8 +318,8 @@ TEST_SUITE("campaign") {
         const CliResult run = run_kalah("campaign --pits 4 --seeds 3 --dir " + d +
                                         " --job-nodes 1000 --db /nonexistent --quiet");
         REQUIRE(run.status == 0);
-        CliResult w = run_kalah("campaign --certificate " + cert + " --dir " + d +
-                                " --db /nonexistent");
+        CliResult w =
+            run_kalah("campaign --certificate " + cert + " --dir " + d + " --db /nonexistent");
         REQUIRE(w.status == 0);
         CHECK(w.out.find("leaves") != std::string::npos);
         const std::string text = slurp_file(cert);
