@@ -12,6 +12,28 @@
 
 namespace kalah::analysis {
 
+void add_search_figures(Json& j, const SearchFigures& f) {
+    j["nodes"] = f.nodes;
+    j["seconds"] = f.seconds;
+    j["nodes_per_second"] = f.nodes_per_second();
+    j["threads"] = f.threads;
+    j["cpu_seconds"] = f.cpu_seconds;
+    j["tt_mib"] = f.tt_mib;
+    j["tt_budget_mib"] = f.tt_budget_mib;
+}
+
+std::string search_figures_text(const SearchFigures& f) {
+    std::ostringstream out;
+    out << "nodes: " << f.nodes << ", seconds: " << f.seconds
+        << ", nodes/s: " << f.nodes_per_second();
+    return out.str();
+}
+
+std::string question_text(const Question& q) {
+    const std::string name = q.name();
+    return "v " + q.text() + (name.empty() ? "" : " (" + name + " for South)");
+}
+
 std::vector<PlayedMove> replay_plies(Board& b, const std::string& record, Rule rule) {
     std::vector<PlayedMove> played;
     std::istringstream in(record);

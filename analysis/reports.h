@@ -12,9 +12,28 @@
 #include "analysis/json.h"
 #include "core/board.h"
 #include "core/notation.h"
+#include "solver/question.h"
 #include "solver/solver.h"
 
 namespace kalah::analysis {
+
+// The search's figures that every search command's output ends with: in JSON "nodes",
+// "seconds", "nodes_per_second", "threads", "cpu_seconds", "tt_mib", "tt_budget_mib"; as
+// text "nodes: N, seconds: S, nodes/s: R".
+struct SearchFigures {
+    uint64_t nodes = 0;
+    double seconds = 0;
+    int threads = 1;
+    double cpu_seconds = 0;  // summed over the threads
+    double tt_mib = 0;       // the table's size, and its budget
+    size_t tt_budget_mib = 0;
+    uint64_t nodes_per_second() const { return uint64_t(seconds > 0 ? nodes / seconds : 0); }
+};
+void add_search_figures(Json& j, const SearchFigures& f);
+std::string search_figures_text(const SearchFigures& f);
+
+// A question as the commands print it: "v >= +1 (win for South)", "v <= +3".
+std::string question_text(const Question& q);
 
 // Replays a record from b (updated) like kalah::replay, but an error names the ply:
 // "ply 3: move 'A9' names pit 9 ...".

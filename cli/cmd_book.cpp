@@ -17,11 +17,9 @@ namespace po = boost::program_options;
 int run_build(const std::vector<std::string>& args) {
     po::options_description opts("build-book options");
     po::options_description expert("expert options");
+    add_start_options(opts);
     // clang-format off
     opts.add_options()
-        ("pits", po::value<int>()->required(), "pits per side m (1..6)")
-        ("seeds", po::value<int>()->required(), "seeds per pit n")
-        ("rule", po::value<std::string>()->default_value("standard"), "standard or empty-capture")
         ("plies", po::value<int>()->default_value(3),
          "every position within this many plies (single sowings) of the start, 0..6")
         ("out", po::value<std::string>()->required(), "the book file to write");

@@ -12,6 +12,7 @@
 #include <random>
 #include <sstream>
 
+#include "analysis/campaign_report.h"
 #include "analysis/json.h"
 #include "analysis/reports.h"
 #include "analysis/text.h"
@@ -22,9 +23,7 @@
 #include "core/regular_file.h"
 #include "db/database.h"
 #include "db/format.h"
-#ifdef KALAH_MPI
-#include "mpi/mpi_workers.h"
-#endif
+#include "mpi/ranks.h"
 
 namespace kalah::cli {
 using namespace kalah::analysis;
@@ -36,107 +35,6 @@ using namespace kalah::campaign;
 // journal's fsync per job costs nothing (results/campaign.md).
 constexpr uint64_t kDefaultJobNodes = 100'000'000;
 constexpr const char* kProgressCsv = "progress.csv";
-
-#ifdef KALAH_MPI
-// The MPI session of this process when it runs under mpirun (else null).
-const mpi::Session* g_session = nullptr;
-#endif
-int rank() {
-#ifdef KALAH_MPI
-    if (g_session) return g_session->rank();
-#endif
-    return 0;
-}
-int ranks() {
-#ifdef KALAH_MPI
-    if (g_session) return g_session->size();
-#endif
-    return 1;
-}
-
-// The root's proven best moves in notation ("A2+"), South at the start.
-std::vector<std::string> best_move_texts(const ProofTree& tree, Rule rule, const Board& start) {
-    std::vector<std::string> out;
-    for (const int pit : tree.best_moves()) {
-        Board b = start;
-        const MoveResult r = b.play(pit, rule);
-        out.push_back(format_move(Side::South, pit, r));
-    }
-    return out;
-}
-
-// The root's moves in notation with their proven bounds (South's margin after the move);
-// nothing before the root is expanded.
-struct RootMove {
-    std::string text;
-    int lo, hi;
-};
-std::vector<RootMove> root_moves(const ProofTree& tree, Rule rule) {
-    std::vector<RootMove> out;
-    for (const auto& mb : tree.root_moves()) {
-        Board b = tree.root();
-        const MoveResult r = b.play(mb.pit, rule);
-        out.push_back({format_move(Side::South, mb.pit, r), mb.lo, mb.hi});
-    }
-    return out;
-}
-// "A1 [-4, +6], A2+ [+2, +2]".
-std::string root_moves_text(const ProofTree& tree, Rule rule) {
-    std::string out;
-    for (const RootMove& mv : root_moves(tree, rule))
-        out += (out.empty() ? "" : ", ") + mv.text + " " +
-               (mv.lo == mv.hi ? signed_value(mv.lo)
-                               : "[" + signed_value(mv.lo) + ", " + signed_value(mv.hi) + "]");
-    return out;
-}
-Json root_moves_json(const ProofTree& tree, Rule rule) {
-    Json out = Json::array();
-    for (const RootMove& mv : root_moves(tree, rule))
-        out.push_back({{"move", mv.text}, {"lower", mv.lo}, {"upper", mv.hi}});
-    return out;
-}
-
-// --prove's question, or nothing (the exact value).
-std::optional<Question> question_option(const po::variables_map& vm) {
-    if (!vm.count("prove")) return std::nullopt;
-    const std::string text = vm["prove"].as<std::string>();
-    const std::optional<Question> q = parse_question(text);
-    if (!q)
-        throw InputError("--prove: '" + text +
-                         "' is not a question (win, loss, 'v>=B', 'v>B', 'v<=B', 'v<B')");
-    return q;
-}
-
-// "v >= +1 (win for South)".
-std::string question_text(const Question& q) {
-    const std::string name = q.name();
-    return "v " + q.text() + (name.empty() ? "" : " (" + name + " for South)");
-}
-
-// The fields a run's JSON and --status --json share. The ETA (campaign/campaign.h, Eta):
-// null while unknown, 0 once the value is exact.
-Json campaign_fields(const Progress& p, const std::string& dir) {
-    Json o = {{"dir", dir},
-              {"jobs", p.jobs},
-              {"jobs_run", p.run_jobs},
-              {"splits", p.splits},
-              {"open_jobs", p.open_jobs},
-              {"tree_positions", p.tree_positions},
-              {"campaign_nodes", p.nodes},
-              {"job_seconds", p.job_seconds},
-              {"lower", p.root_lo},
-              {"upper", p.root_hi}};
-    if (p.eta.known) {
-        o["eta_lo_seconds"] = p.eta.lo;
-        o["eta_hi_seconds"] = p.eta.hi;
-        o["eta_pass_jobs"] = Json::array({p.eta.jobs_least, p.eta.jobs_most});
-        o["eta_workers"] = p.eta.workers;
-    } else {
-        o["eta_lo_seconds"] = nullptr;
-        o["eta_hi_seconds"] = nullptr;
-    }
-    return o;
-}
 
 // Opens a CSV log of the directory for appending: a file of another header is moved aside.
 // False (said on stderr) when it cannot be used: the run continues without it.
@@ -197,16 +95,14 @@ int run_status(const po::variables_map& vm, const std::string& dir) {
     // depth-10 estimate, which uses no table or database; with --prove, its one pass), for
     // one worker.
     int pass_beta = 0;
+    JobSizes sizes;
+    for (const JobRecord& rec : c.records) sizes.add(rec.seconds);
     if (exact || q_decided) {
         r.p.eta.known = true;
     } else if (q) {
-        JobSizes sizes;
-        for (const JobRecord& rec : c.records) sizes.add(rec.seconds);
         pass_beta = q->beta(seeds);
         r.p.eta = pass_eta(r.tree, pass_beta, sizes, 1);
     } else {
-        JobSizes sizes;
-        for (const JobRecord& rec : c.records) sizes.add(rec.seconds);
         SolverOptions small;
         small.tt_mb = 1;
         const int guess = vm.count("guess") ? guess_option(vm, c.params.m, c.params.n, 0)
@@ -215,47 +111,8 @@ int run_status(const po::variables_map& vm, const std::string& dir) {
         pass_beta = r.tree.next_beta(guess);
         r.p.eta = pass_eta(r.tree, pass_beta, sizes, 1);
     }
-    if (vm.count("json")) {
-        Json j = {{"pits", c.params.m}, {"seeds", c.params.n}, {"rule", rule_name(c.params.rule)}};
-        j.update(campaign_fields(r.p, dir));
-        if (!exact) j["pass_beta"] = pass_beta;
-        if (q) {
-            j["bound"] = q->text();
-            j["proved"] = q_decided ? Json(q_proved) : Json(nullptr);
-        }
-        j["moves"] = root_moves_json(r.tree, c.params.rule);
-        if (exact) {
-            j["value"] = r.p.root_lo;
-            j["result"] = result_letter(r.p.root_lo);
-        }
-        std::cout << json_line(j);
-        return 0;
-    }
-    std::cout << "campaign in " << dir << ": Kalah(" << c.params.m << "," << c.params.n
-              << "), rule " << rule_name(c.params.rule) << "\n"
-              << "jobs: " << r.p.jobs << " (" << r.p.splits << " split), " << r.p.open_jobs
-              << " open; tree " << r.p.tree_positions << " positions, " << r.p.expanded
-              << " expanded\n"
-              << "nodes: " << r.p.nodes << ", job seconds: " << r.p.job_seconds << "\n"
-              << "root: "
-              << (exact ? "value " + signed_value(r.p.root_lo) + " (" + result_letter(r.p.root_lo) +
-                              " for South)"
-                        : "value in [" + signed_value(r.p.root_lo) + ", " +
-                              signed_value(r.p.root_hi) + "]")
-              << "\n";
-    if (const std::string moves = root_moves_text(r.tree, c.params.rule); !moves.empty())
-        std::cout << "first moves: " << moves << "\n";
-    if (q)
-        std::cout << "question: " << question_text(*q) << ": "
-                  << (q_decided ? (q_proved ? "proved" : "refuted") : "open") << "\n";
-    // A settled question needs no more work even while the value stays open: say which.
-    if (exact)
-        std::cout << eta_text(r.p.eta, true) << "\n";
-    else if (q_decided)
-        std::cout << "ETA 0 (question " << (q_proved ? "proved" : "refuted") << ")\n";
-    else
-        std::cout << eta_text(r.p.eta, false) << " for the pass v >= " << signed_value(pass_beta)
-                  << "\n";
+    CampaignStatus st{c.params, dir, &r.tree, r.p, q, q_decided, q_proved, pass_beta};
+    std::cout << (vm.count("json") ? campaign_status_json(st) : campaign_status_text(st));
     return 0;
 }
 
@@ -400,15 +257,11 @@ int run_audit(const po::variables_map& vm, const std::string& dir) {
     return bad.empty() && contradiction.empty() ? 0 : 1;
 }
 
-int run_campaign(const std::vector<std::string>& args) {
-    po::options_description opts("campaign options");
-    po::options_description expert("expert options");
+// The options of `kalah campaign` (expert: the tuning of the job choice and budgets).
+void add_campaign_options(po::options_description& opts, po::options_description& expert) {
+    add_start_options(opts, false);
     // clang-format off
     opts.add_options()
-        ("pits", po::value<int>(), "pits per side m (1..6)")
-        ("seeds", po::value<int>(), "seeds per pit n")
-        ("rule", po::value<std::string>()->default_value("standard"),
-         "capture rule: standard or empty-capture")
         ("dir", po::value<std::string>(), "campaign directory: its journal, progress.csv and trace.csv "
          "(created; a run with the same options resumes it)")
         ("job-nodes", po::value<uint64_t>()->default_value(kDefaultJobNodes),
@@ -433,11 +286,9 @@ int run_campaign(const std::vector<std::string>& args) {
          "-np 3): refused otherwise")
         ("cross-check-seed", po::value<uint64_t>(),
          "the sample of --cross-check (default: random; a worker cannot tell which of its "
-         "answers are checked)")
-        ("prove", po::value<std::string>(),
-         "settle one question instead of the exact value: win, loss, 'v>=B', 'v>B', 'v<=B' or "
-         "'v<B' (B: South's margin); the journal serves any later question or the exact value");
+         "answers are checked)");
     // clang-format on
+    add_question_option(opts, "the journal serves any later question or the exact value");
     add_solver_options(opts, expert);
     add_output_options(opts);
     expert.add_options()("leaf-growth", po::value<double>()->default_value(2),
@@ -454,82 +305,17 @@ int run_campaign(const std::vector<std::string>& args) {
                          "proof-grade records: every job searches on an empty table, so "
                          "that each record is proved by its own job's search (slower: "
                          "nothing proved by earlier jobs is reused)");
-    expert.add_options()("guess", po::value<int>(),
-                         "first threshold of the MTD(f) passes (South's margin; default: the "
-                         "solver's depth-10 estimate, as solve)");
-    po::variables_map vm;
-    if (!parse_options("campaign",
-                       "--pits M --seeds N [--rule R] --dir D [--job-nodes B] [options]\n"
-                       "       kalah campaign --status --dir D\n"
-                       "       kalah campaign --audit N --dir D\n"
-                       "       kalah campaign --certificate FILE --dir D [--prove Q]",
-                       opts, args, vm, &expert, true))
-        return 0;
-    if (!vm.count("dir")) throw InputError("--dir is required (the campaign directory)");
-    const std::string dir = vm["dir"].as<std::string>();
-    if (dir.empty()) throw InputError("--dir must not be empty");
-    if (vm.count("status")) return rank() == 0 ? run_status(vm, dir) : 0;
-    if (vm.count("audit")) return rank() == 0 ? run_audit(vm, dir) : 0;
-    if (vm.count("certificate")) return rank() == 0 ? run_certificate(vm, dir) : 0;
-    if (!vm.count("pits") || !vm.count("seeds"))
-        throw InputError("--pits and --seeds are required (or --status)");
-    const Rule rule = parse_rule(vm["rule"].as<std::string>());
-    const int m = vm["pits"].as<int>(), n = vm["seeds"].as<int>();
-    const Board start = checked_start(m, n);
-    const std::optional<Question> question = question_option(vm);
-    guess_option(vm, m, n, 0);  // a bad --guess is bad input before anything is opened
-    const uint64_t job_nodes = vm["job-nodes"].as<uint64_t>();
-    if (job_nodes < 1000 || job_nodes > uint64_t(1) << 50)
-        throw InputError("--job-nodes must be between 1000 and 2^50");
-    const double cross = vm["cross-check"].as<double>();
-    if (!(cross >= 0 && cross <= 1)) throw InputError("--cross-check must be between 0 and 1");
-    if (cross > 0 && ranks() < 3)
-        throw InputError("--cross-check needs two workers or more (mpirun -np 3 or more, and a "
-                         "build with KALAH_MPI): a record is checked on another worker than the "
-                         "one that ran it");
-    const uint64_t cross_seed = vm.count("cross-check-seed") ? vm["cross-check-seed"].as<uint64_t>()
-                                                             : std::random_device{}();
+    add_guess_option(expert,
+                     "first threshold of the MTD(f) passes (South's margin; default: the "
+                     "solver's depth-10 estimate, as solve)");
+    expert.add_options()("test-lying-rank", po::value<int>()->default_value(0),
+                         "test hook of the MPI tests: the worker of this rank reports the "
+                         "opposite of every bound it proves (0: none), for --cross-check to "
+                         "catch");
+}
 
-#ifdef KALAH_MPI
-    // A worker rank: the same solver options, its database compared with the manager's,
-    // then jobs until the manager says stop. It never touches the campaign directory.
-    if (rank() != 0) {
-        std::unique_ptr<db::Database> db;
-        SolverOptions o = solver_options(vm, "campaign", m, rule, start.seeds_in_pits(), db, false);
-        o.heartbeat = {};
-        o.node_limit = job_nodes;
-        const std::string why = mpi::compare_fingerprints(mpi::database_fingerprint(
-            vm["db"].as<std::string>(), m, rule, db ? db->max_seeds() : -1));
-        if (!why.empty()) return 0;  // rank 0 says which rank differs and ends every rank
-        Solver solver(m, rule, o);
-        mpi::serve_jobs(solver, m, job_nodes, vm.count("fresh-table") > 0);
-        return 0;
-    }
-#endif
-    // Step 1. The directory: its journal checked (a damaged tail cut off) and locked.
-    std::string damage;
-    std::optional<Journal> journal;
-    try {
-        journal.emplace(Journal::open(dir, CampaignParams{m, n, rule}, damage));
-    } catch (const JournalMismatch& e) {
-        throw InputError(e.what());
-    }
-    if (!damage.empty()) std::cerr << "kalah campaign: " << damage << "\n";
-
-    // Step 2. The worker's solver (its own table, the local database) and the manager's
-    // tree, rebuilt from the journal.
-    std::unique_ptr<db::Database> db;
-    SolverOptions o = solver_options(vm, "campaign", m, rule, start.seeds_in_pits(), db, false);
-    o.heartbeat = {};  // the campaign's own progress line instead
-    o.node_limit = job_nodes;
-#ifdef KALAH_MPI
-    if (g_session) {
-        const std::string why = mpi::compare_fingerprints(mpi::database_fingerprint(
-            vm["db"].as<std::string>(), m, rule, db ? db->max_seeds() : -1));
-        if (!why.empty()) throw std::runtime_error(why);
-    }
-#endif
-    Campaign campaign(*journal, db.get());
+// The manager's campaign over the journal, tuned by the expert options.
+void configure(Campaign& campaign, const po::variables_map& vm, uint64_t job_nodes) {
     const double growth = vm["leaf-growth"].as<double>();
     if (!(growth >= 1 && growth <= 16)) throw InputError("--leaf-growth must be between 1 and 16");
     campaign.set_leaf_growth(growth);
@@ -542,179 +328,179 @@ int run_campaign(const std::vector<std::string>& args) {
         if (cut < 0 || cut > kMaxSeeds) throw InputError("--split-above must be between 0 and 127");
         campaign.set_split_above(cut);
     }
+}
+
+// The checked --cross-check fraction and its sample's seed.
+struct CrossCheckOptions {
+    double fraction = 0;
+    uint64_t seed = 0;
+};
+CrossCheckOptions cross_check_options(const po::variables_map& vm) {
+    const double cross = vm["cross-check"].as<double>();
+    if (!(cross >= 0 && cross <= 1)) throw InputError("--cross-check must be between 0 and 1");
+    if (cross > 0 && mpi::ranks() < 3)
+        throw InputError("--cross-check needs two workers or more (mpirun -np 3 or more, and a "
+                         "build with KALAH_MPI): a record is checked on another worker than the "
+                         "one that ran it");
+    const uint64_t seed = vm.count("cross-check-seed") ? vm["cross-check-seed"].as<uint64_t>()
+                                                       : std::random_device{}();
+    return {cross, seed};
+}
+
+// The campaign's workers: every other MPI rank under mpirun, else one solver in this
+// process (`local` then points at it). The cross-check's arbiter is the manager's own
+// solver, made at the first disagreement, with the audit's budget.
+std::unique_ptr<WorkerPool> start_workers(const po::variables_map& vm, const mpi::RankDatabase& rdb,
+                                          const SolverOptions& o, uint64_t job_nodes,
+                                          const CrossCheckOptions& cross,
+                                          const LocalWorkers*& local) {
+    auto arbiter = std::make_shared<std::unique_ptr<Solver>>();
+    mpi::CrossCheck check{cross.fraction, cross.seed, {}, vm["test-lying-rank"].as<int>()};
+    check.arbiter = [arbiter, o, job_nodes, rdb](const Board& pos, int t) -> std::optional<bool> {
+        if (!*arbiter) {
+            SolverOptions a = o;
+            a.node_limit = job_nodes * 4;
+            *arbiter = std::make_unique<Solver>(rdb.m, rdb.rule, a);
+        }
+        try {
+            return (*arbiter)->test(pos, t) >= t;
+        } catch (const SearchStopped&) {
+            return std::nullopt;
+        }
+    };
+    local = nullptr;
+    if (std::unique_ptr<WorkerPool> ranks = mpi::make_workers(rdb, std::move(check))) return ranks;
+    auto w = std::make_unique<LocalWorkers>(rdb.m, rdb.rule, o);
+    w->set_fresh_table(vm.count("fresh-table") > 0);
+    local = w.get();
+    return w;
+}
+
+// The figures of a run for its report: this run's nodes and time, the in-process
+// worker's table and CPU time (none when the workers are other ranks), the ranks and the
+// cross-check's account.
+void add_run_figures(CampaignRun& r, const SolverOptions& o, const LocalWorkers* local,
+                     const WorkerPool& pool, uint64_t job_nodes, const CrossCheckOptions& cross) {
+    const SolverStats* stats = local ? &local->solver().stats() : nullptr;
+    r.figures = {r.progress.run_nodes,
+                 r.progress.run_seconds,
+                 o.threads,
+                 stats ? stats->cpu_seconds : 0,
+                 stats ? double(stats->tt_bytes) / (1 << 20) : 0,
+                 o.tt_mb};
+    r.ranks = mpi::ranks();
+    r.job_nodes = job_nodes;
+    r.cross_check = cross.fraction;
+    r.cross_check_seed = cross.seed;
+    const mpi::CrossCheckAccount account = mpi::cross_check_account(pool);
+    r.cross_checked = account.agreed;
+    r.cross_check_unsettled = account.unsettled;
+    r.refused_ranks = account.refused;
+}
+
+int run_campaign(const std::vector<std::string>& args) {
+    po::options_description opts("campaign options");
+    po::options_description expert("expert options");
+    add_campaign_options(opts, expert);
+    po::variables_map vm;
+    if (!parse_options("campaign",
+                       "--pits M --seeds N [--rule R] --dir D [--job-nodes B] [options]\n"
+                       "       kalah campaign --status --dir D\n"
+                       "       kalah campaign --audit N --dir D\n"
+                       "       kalah campaign --certificate FILE --dir D [--prove Q]",
+                       opts, args, vm, &expert, true))
+        return 0;
+    if (!vm.count("dir")) throw InputError("--dir is required (the campaign directory)");
+    const std::string dir = vm["dir"].as<std::string>();
+    if (dir.empty()) throw InputError("--dir must not be empty");
+    const bool manager = mpi::rank() == 0;
+    if (vm.count("status")) return manager ? run_status(vm, dir) : 0;
+    if (vm.count("audit")) return manager ? run_audit(vm, dir) : 0;
+    if (vm.count("certificate")) return manager ? run_certificate(vm, dir) : 0;
+    if (!vm.count("pits") || !vm.count("seeds"))
+        throw InputError("--pits and --seeds are required (or --status)");
+    const Rule rule = parse_rule(vm["rule"].as<std::string>());
+    const int m = vm["pits"].as<int>(), n = vm["seeds"].as<int>();
+    const Board start = checked_start(m, n);
+    const std::optional<Question> question = question_option(vm);
+    guess_option(vm, m, n, 0);  // a bad --guess is bad input before anything is opened
+    const uint64_t job_nodes = vm["job-nodes"].as<uint64_t>();
+    if (job_nodes < 1000 || job_nodes > uint64_t(1) << 50)
+        throw InputError("--job-nodes must be between 1000 and 2^50");
+    const CrossCheckOptions cross = cross_check_options(vm);
+
+    // The solver options of every worker (the campaign's progress line, not heartbeats),
+    // with the database it probes.
+    std::unique_ptr<db::Database> db;
+    auto worker_options = [&] {
+        SolverOptions o = solver_options(vm, "campaign", m, rule, start.seeds_in_pits(), db, false);
+        o.heartbeat = {};
+        o.node_limit = job_nodes;
+        return o;
+    };
+    auto rank_database = [&] {
+        return mpi::RankDatabase{vm["db"].as<std::string>(), m, rule, db ? db->max_seeds() : -1};
+    };
+    if (!manager) {
+        // A worker rank: jobs until the manager says stop; it never touches the directory.
+        const SolverOptions o = worker_options();
+        Solver solver(m, rule, o);
+        mpi::run_worker(rank_database(), solver, job_nodes, vm.count("fresh-table") > 0,
+                        vm["test-lying-rank"].as<int>());
+        return 0;
+    }
+    // The directory: its journal checked (a damaged tail cut off) and locked, before
+    // anything else is opened.
+    std::string damage;
+    std::optional<Journal> journal;
+    try {
+        journal.emplace(Journal::open(dir, CampaignParams{m, n, rule}, damage));
+    } catch (const JournalMismatch& e) {
+        throw InputError(e.what());
+    }
+    if (!damage.empty()) std::cerr << "kalah campaign: " << damage << "\n";
+    const SolverOptions o = worker_options();
+    const mpi::RankDatabase rdb = rank_database();
+    const LocalWorkers* local = nullptr;
+    std::unique_ptr<WorkerPool> pool = start_workers(vm, rdb, o, job_nodes, cross, local);
+    Campaign campaign(*journal, db.get());
+    configure(campaign, vm, job_nodes);
     campaign.trace_to(dir);
     const bool progress_log = prepare_log(dir, kProgressCsv, progress_csv_header());
-    // One worker in this process, or (under mpirun with more than one rank) every other rank.
-    // The manager's own solver, made at the first disagreement of a cross-check (its
-    // arbiter), with the audit's budget.
-    std::unique_ptr<Solver> arbiter;
-    std::unique_ptr<WorkerPool> pool;
-    const LocalWorkers* local = nullptr;
-#ifdef KALAH_MPI
-    const mpi::MpiWorkers* workers = nullptr;
-    if (ranks() > 1) {
-        mpi::CrossCheck check{cross, cross_seed, {}};
-        check.arbiter = [&, o](const Board& pos, int t) -> std::optional<bool> {
-            if (!arbiter) {
-                SolverOptions a = o;
-                a.node_limit = job_nodes * 4;
-                arbiter = std::make_unique<Solver>(m, rule, a);
-            }
-            try {
-                return arbiter->test(pos, t) >= t;
-            } catch (const SearchStopped&) {
-                return std::nullopt;
-            }
-        };
-        auto w = std::make_unique<mpi::MpiWorkers>(ranks(), check);
-        workers = w.get();
-        pool = std::move(w);
-    }
-#endif
-    if (!pool) {
-        auto w = std::make_unique<LocalWorkers>(m, rule, o);
-        w->set_fresh_table(vm.count("fresh-table") > 0);
-        local = w.get();
-        pool = std::move(w);
-    }
 
-    // Step 3. Run to the exact value, a progress line on stderr and a row of progress.csv
-    // every few seconds and after each pass.
+    // Run to the answer, a progress line on stderr and a row of progress.csv every few
+    // seconds and after each pass. The first pass's threshold is solve's first MTD(f)
+    // guess (only the number of passes depends on it).
     const bool show = !quiet(vm);
-    const double every = ::isatty(2) ? 2 : 10;
     auto report = [&](const Progress& p) {
         if (progress_log) append_csv(dir, p);
         if (show) std::cerr << progress_line(p) << "\n";
     };
-    // The first pass's threshold, as solve's first MTD(f) guess (only the number of passes
-    // depends on it; later passes follow from the proven bounds).
-    int value = 0;
-    bool proved = false;
-    if (question) {
-        proved = campaign.settle(*pool, *question, report, every);
-    } else {
-        const int guess =
-            vm.count("guess") ? guess_option(vm, m, n, 0) : Solver(m, rule, o).estimate(start);
-        value = campaign.run(*pool, guess, report, every);
-    }
-    const Progress p = campaign.progress();
-    if (progress_log) append_csv(dir, p);
-    // The cross-check's account (no check, no refusal without MPI workers).
-    uint64_t checked = 0, unsettled = 0;
-    std::vector<int> refused;
-#ifdef KALAH_MPI
-    if (workers) {
-        checked = workers->cross_checked();
-        unsettled = workers->unsettled();
-        refused = workers->refused();
-    }
-#endif
+    const double every = ::isatty(2) ? 2 : 10;
+    CampaignRun r;
+    r.question = question;
+    if (question)
+        r.proved = campaign.settle(*pool, *question, report, every);
+    else
+        r.value = campaign.run(*pool, vm.count("guess") ? guess_option(vm, m, n, 0)
+                                                        : Solver(m, rule, o).estimate(start),
+                               report, every);
+    r.progress = campaign.progress();
+    if (progress_log) append_csv(dir, r.progress);
     if (const std::string why = campaign.trace_error(); !why.empty())
         std::cerr << "kalah campaign: the job trace is incomplete: " << why << "\n";
-    const std::vector<std::string> best = best_move_texts(campaign.tree(), rule, start);
-    const double secs = p.run_seconds;
-    const double nps = secs > 0 ? p.run_nodes / secs : 0;
-    // The in-process worker's table and CPU time (0 when the workers are other ranks).
-    const double table_mib = local ? double(local->solver().stats().tt_bytes) / (1 << 20) : 0;
-    const double cpu = local ? local->solver().stats().cpu_seconds : 0;
-    // The figures of this run that both JSON objects below carry.
-    auto add_run_figures = [&](Json& j) {
-        j["nodes"] = p.run_nodes;
-        j["seconds"] = secs;
-        j["nodes_per_second"] = uint64_t(nps);
-        j["threads"] = o.threads;
-        j["cpu_seconds"] = cpu;
-        j["ranks"] = ranks();
-        j["tt_mib"] = table_mib;
-        j["tt_budget_mib"] = o.tt_mb;
-        j["job_nodes"] = job_nodes;
-        j["cross_check"] = cross;
-        j["cross_check_seed"] = cross_seed;
-        j["cross_checked"] = checked;
-        j["cross_check_unsettled"] = unsettled;
-        j["refused_ranks"] = refused;
-    };
-    if (question) {
-        if (vm.count("json")) {
-            Json j = {{"pits", m},
-                      {"seeds", n},
-                      {"position", format_position(start)},
-                      {"rule", rule_name(rule)},
-                      {"bound", question->text()},
-                      {"proved", proved},
-                      {"moves", root_moves_json(campaign.tree(), rule)}};
-            add_run_figures(j);
-            j.update(campaign_fields(p, dir));
-            std::cout << json_line(j);
-            return 0;
-        }
-        std::cout << "Kalah(" << m << "," << n << "), rule " << rule_name(rule) << "\n"
-                  << "question: " << question_text(*question) << "\n"
-                  << "answer: " << (proved ? "proved" : "refuted") << "; proven: v in ["
-                  << signed_value(p.root_lo) << ", " << signed_value(p.root_hi) << "]\n";
-        if (const std::string moves = root_moves_text(campaign.tree(), rule); !moves.empty())
-            std::cout << "first moves: " << moves << "\n";
-        std::cout << "campaign: " << p.jobs << " jobs (" << p.run_jobs << " this run), "
-                  << p.splits << " split, tree " << p.tree_positions << " positions\n"
-                  << "nodes: " << p.run_nodes << ", seconds: " << secs
-                  << ", nodes/s: " << uint64_t(nps) << " (this run; the journal holds " << p.nodes
-                  << " nodes)\n";
-        return 0;
-    }
-    if (vm.count("json")) {
-        Json best_json = Json::array();
-        for (const auto& b : best) best_json.push_back(b);
-        Json j = {{"pits", m},
-                  {"seeds", n},
-                  {"position", format_position(start)},
-                  {"rule", rule_name(rule)},
-                  {"value", value},
-                  {"result", result_letter(value)},
-                  {"best", best_json}};
-        add_run_figures(j);
-        j["passes"] = p.passes;
-        j.update(campaign_fields(p, dir));
-        std::cout << json_line(j);
-        return 0;
-    }
-    std::string best_text;
-    for (const auto& b : best) best_text += (best_text.empty() ? "" : " ") + b;
-    std::cout << "Kalah(" << m << "," << n << "), rule " << rule_name(rule) << "\n"
-              << "value: " << signed_value(value) << " (" << result_letter(value) << " for South)\n"
-              << "best first moves: "
-              << (best.empty() ? "(not separated by the campaign)" : best_text) << "\n"
-              << "campaign: " << p.jobs << " jobs (" << p.run_jobs << " this run), " << p.splits
-              << " split, tree " << p.tree_positions << " positions, " << p.passes
-              << " passes this run\n"
-              << "nodes: " << p.run_nodes << ", seconds: " << secs << ", nodes/s: " << uint64_t(nps)
-              << " (this run; the journal holds " << p.nodes << " nodes)\n"
-              << "threads: " << o.threads << ", job budget: " << job_nodes << " nodes"
-              << (ranks() > 1 ? ", workers: " + std::to_string(ranks() - 1) + " MPI ranks" : "")
-              << "\n";
-    if (cross > 0) {
-        std::cout << "cross-check: " << checked << " records agreed on another worker, "
-                  << unsettled << " checks without a verdict (over a budget)";
-        for (size_t i = 0; i < refused.size(); ++i)
-            std::cout << (i ? ", " : "; refused: rank ") << refused[i];
-        std::cout << "\n";
-    }
+
+    r.start = start;
+    r.rule = rule;
+    r.dir = dir;
+    r.tree = &campaign.tree();
+    add_run_figures(r, o, local, *pool, job_nodes, cross);
+    std::cout << (vm.count("json") ? campaign_run_json(r) : campaign_run_text(r));
     return 0;
 }
 
 int guarded_campaign(const std::vector<std::string>& args) {
-#ifdef KALAH_MPI
-    if (mpi::launched_by_mpirun()) {
-        const mpi::Session session;
-        g_session = &session;
-        const int status = guarded("campaign", run_campaign, args);
-        // An error on one rank ends them all: no rank may wait for a message that will not
-        // come.
-        if (status != 0) mpi::Session::abort_all(status);
-        g_session = nullptr;
-        return status;
-    }
-#endif
-    return guarded("campaign", run_campaign, args);
+    return mpi::run_ranked([&] { return guarded("campaign", run_campaign, args); });
 }
 const RegisterCommand reg_campaign({"campaign",
                                     "solve Kalah(m,n) by a resumable campaign of budgeted jobs",

@@ -3,6 +3,7 @@
 #include <cstdio>
 #include <iostream>
 #include <optional>
+#include <sstream>
 
 #include "analysis/json.h"
 #include "analysis/reports.h"
@@ -17,17 +18,27 @@ using namespace kalah::analysis;
 namespace {
 namespace po = boost::program_options;
 
-// The solver's figures that every search command's JSON ends with.
-void add_solver_figures(Json& j, uint64_t nodes, double secs, const SolverOptions& o,
-                        double cpu_seconds, double table_mib, const db::Database* db) {
-    j["nodes"] = nodes;
-    j["seconds"] = secs;
-    j["nodes_per_second"] = uint64_t(secs > 0 ? nodes / secs : 0);
-    j["threads"] = o.threads;
-    j["cpu_seconds"] = cpu_seconds;
-    j["tt_mib"] = table_mib;
-    j["tt_budget_mib"] = o.tt_mb;
+// The solver's figures of a search command; its JSON adds the database's top layer.
+SearchFigures solver_figures(const Solver& solver, const SolverOptions& o, double secs) {
+    return {solver.stats().nodes,
+            secs,
+            o.threads,
+            solver.stats().cpu_seconds,
+            double(solver.stats().tt_bytes) / (1 << 20),
+            o.tt_mb};
+}
+void add_solver_figures(Json& j, const SearchFigures& f, const db::Database* db) {
+    add_search_figures(j, f);
     j["db_seeds"] = db ? db->max_seeds() : -1;
+}
+// The figures' text lines after a result.
+std::string solver_figures_text(const SearchFigures& f) {
+    std::ostringstream out;
+    out << search_figures_text(f) << "\n"
+        << "threads: " << f.threads << ", cpu seconds: " << f.cpu_seconds
+        << " (nodes summed over threads)\n"
+        << "transposition table: " << f.tt_mib << " MiB of " << f.tt_budget_mib << " MiB\n";
+    return out.str();
 }
 
 // `solve --prove Q`: one null-window test settles Q instead of the exact value.
@@ -36,61 +47,44 @@ int report_bound(const po::variables_map& vm, Solver& solver, const SolverOption
     const int m = start.pits(), n = start.own_pit(0);
     const auto t0 = std::chrono::steady_clock::now();
     const BoundAnswer a = settle(solver, start, rule, q);
-    const double secs =
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    const uint64_t nodes = solver.stats().nodes;
-    const double nps = secs > 0 ? nodes / secs : 0;
-    const double table_mib = double(solver.stats().tt_bytes) / (1 << 20);
+    const SearchFigures f = solver_figures(
+        solver, o, std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
     end_progress_line();
-    const std::string name = q.name();
     if (vm.count("json")) {
         Json j = {{"pits", m},
                   {"seeds", n},
                   {"position", format_position(start)},
                   {"rule", rule_name(rule)},
                   {"bound", q.text()},
-                  {"question", name.empty() ? "v " + q.text() : name},
+                  {"question", q.name().empty() ? "v " + q.text() : q.name()},
                   {"proved", a.proved},
                   {"lower", a.lower},
                   {"upper", a.upper},
                   {"move", a.move >= 0 ? Json(a.move_text) : Json(nullptr)},
                   {"move_keeps", a.move >= 0 ? Json(a.kept.text()) : Json(nullptr)}};
-        add_solver_figures(j, nodes, secs, o, solver.stats().cpu_seconds, table_mib, db);
+        add_solver_figures(j, f, db);
         std::cout << json_line(j);
         return 0;
     }
     std::cout << "Kalah(" << m << "," << n << "), rule " << rule_name(rule) << "\n"
-              << "question: v " << q.text() << (name.empty() ? "" : " (" + name + " for South)")
-              << "\n"
+              << "question: " << question_text(q) << "\n"
               << "answer: " << (a.proved ? "proved" : "refuted") << "; proven: v in ["
               << signed_value(a.lower) << ", " << signed_value(a.upper) << "]\n";
     if (a.move >= 0)
         std::cout << "a first move keeping v " << a.kept.text() << ": " << a.move_text << "\n";
-    std::cout << "nodes: " << nodes << ", seconds: " << secs << ", nodes/s: " << uint64_t(nps)
-              << "\n"
-              << "threads: " << o.threads << ", cpu seconds: " << solver.stats().cpu_seconds
-              << " (nodes summed over threads)\n"
-              << "transposition table: " << table_mib << " MiB of " << o.tt_mb << " MiB\n";
+    std::cout << solver_figures_text(f);
     return 0;
 }
 
 int run_solve(const std::vector<std::string>& args) {
     po::options_description opts("solve options");
     po::options_description expert("expert options");
-    // clang-format off
-    opts.add_options()
-        ("pits", po::value<int>()->required(), "pits per side m (1..6)")
-        ("seeds", po::value<int>()->required(), "seeds per pit n")
-        ("rule", po::value<std::string>()->default_value("standard"),
-         "capture rule: standard or empty-capture");
-    // clang-format on
+    add_start_options(opts);
     add_solver_options(opts, expert);
     add_output_options(opts);
     add_time_limit_option(opts);
-    opts.add_options()("prove", po::value<std::string>(),
-                       "settle one question instead of the exact value: win, loss, "
-                       "'v>=B', 'v>B', 'v<=B' or 'v<B' (B: South's margin)");
-    expert.add_options()("guess", po::value<int>(), "first MTD(f) guess (South's margin)");
+    add_question_option(opts);
+    add_guess_option(expert, "first MTD(f) guess (South's margin)");
     po::variables_map vm;
     if (!parse_options("solve", "--pits M --seeds N [--rule R] [options]", opts, args, vm, &expert,
                        true))
@@ -98,13 +92,7 @@ int run_solve(const std::vector<std::string>& args) {
     const Rule rule = parse_rule(vm["rule"].as<std::string>());
     const int m = vm["pits"].as<int>(), n = vm["seeds"].as<int>();
     const Board start = checked_start(m, n);
-    std::optional<Question> question;
-    if (vm.count("prove")) {
-        question = parse_question(vm["prove"].as<std::string>());
-        if (!question)
-            throw InputError("--prove: '" + vm["prove"].as<std::string>() +
-                             "' is not a question (win, loss, 'v>=B', 'v>B', 'v<=B', 'v<B')");
-    }
+    const std::optional<Question> question = question_option(vm);
     const int guess = guess_option(vm, m, n, 0);  // checked before anything is opened
     std::unique_ptr<db::Database> db;
     SolverOptions o = solver_options(vm, "solve", m, rule, start.seeds_in_pits(), db, true);
@@ -114,11 +102,8 @@ int run_solve(const std::vector<std::string>& args) {
     if (question) return report_bound(vm, solver, o, db.get(), start, rule, *question);
     const auto t0 = std::chrono::steady_clock::now();
     const int value = solver.value(start);
-    const uint64_t nodes = solver.stats().nodes;
-    const double cpu = solver.stats().cpu_seconds;
-    const double table_mib = double(solver.stats().tt_bytes) / (1 << 20);
-    const double secs =
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    const SearchFigures f = solver_figures(
+        solver, o, std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
     PvReport rep;
     rep.start = start;
     rep.rule = rule;
@@ -126,12 +111,11 @@ int run_solve(const std::vector<std::string>& args) {
     rep.pv = solver.principal_variation(start);
     const PvText t = pv_text(start, rep.pv, rule);
     const int sa = final_store(t.end, Side::South), sb = final_store(t.end, Side::North);
-    const double nps = secs > 0 ? nodes / secs : 0;
     end_progress_line();
     if (vm.count("json")) {
         Json j = {{"pits", m}, {"seeds", n}};
         j.update(pv_fields(rep));
-        add_solver_figures(j, nodes, secs, o, cpu, table_mib, db.get());
+        add_solver_figures(j, f, db.get());
         std::cout << json_line(j);
         return 0;
     }
@@ -141,11 +125,7 @@ int run_solve(const std::vector<std::string>& args) {
               << "best first turn: " << t.best_turn << "\n"
               << "pv: " << t.line << "\n"
               << "final score: " << sa << "-" << sb << "\n"
-              << "nodes: " << nodes << ", seconds: " << secs << ", nodes/s: " << uint64_t(nps)
-              << "\n"
-              << "threads: " << o.threads << ", cpu seconds: " << cpu << " (nodes summed over "
-              << "threads)\n"
-              << "transposition table: " << table_mib << " MiB of " << o.tt_mb << " MiB\n";
+              << solver_figures_text(f);
     return 0;
 }
 

@@ -35,6 +35,44 @@ void add_game_options(po::options_description& opts, bool with_moves) {
                            "moves to play first, e.g. \"A3+ A6 B2\"");
 }
 
+void add_start_options(po::options_description& opts, bool required) {
+    auto* pits = po::value<int>();
+    auto* seeds = po::value<int>();
+    if (required) {
+        pits->required();
+        seeds->required();
+    }
+    // clang-format off
+    opts.add_options()
+        ("pits", pits, "pits per side m (1..6)")
+        ("seeds", seeds, "seeds per pit n")
+        ("rule", po::value<std::string>()->default_value("standard"),
+         "capture rule: standard or empty-capture");
+    // clang-format on
+}
+
+void add_question_option(po::options_description& opts, const std::string& what) {
+    const std::string help =
+        "settle one question instead of the exact value: win, loss, 'v>=B', 'v>B', 'v<=B' or "
+        "'v<B' (B: South's margin)" +
+        (what.empty() ? "" : "; " + what);
+    opts.add_options()("prove", po::value<std::string>(), help.c_str());
+}
+
+std::optional<Question> question_option(const po::variables_map& vm) {
+    if (!vm.count("prove")) return std::nullopt;
+    const std::string text = vm["prove"].as<std::string>();
+    const std::optional<Question> q = parse_question(text);
+    if (!q)
+        throw InputError("--prove: '" + text +
+                         "' is not a question (win, loss, 'v>=B', 'v>B', 'v<=B', 'v<B')");
+    return q;
+}
+
+void add_guess_option(po::options_description& expert, const std::string& help) {
+    expert.add_options()("guess", po::value<int>(), help.c_str());
+}
+
 Board checked_start(int m, int n) {
     if (m < 1 || m > kMaxPits) throw InputError("--pits must be 1..6, not " + std::to_string(m));
     if (n < 1) throw InputError("--seeds must be at least 1, not " + std::to_string(n));

@@ -6,11 +6,13 @@
 #include <boost/program_options.hpp>
 #include <cstddef>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "core/notation.h"
 #include "db/database.h"
+#include "solver/question.h"
 #include "solver/solver.h"
 
 namespace kalah::cli {
@@ -28,6 +30,18 @@ void add_game_options(boost::program_options::options_description& opts, bool wi
 // or --pits/--seeds: an InputError if `required`, else the start of Kalah(6,4).
 Board game_from_options(const boost::program_options::variables_map& vm, Rule& rule,
                         std::vector<kalah::PlayedMove>* played = nullptr, bool required = true);
+// --pits M --seeds N (required when `required`) and --rule: the start of Kalah(m,n), for
+// the commands that work on a start rather than any position.
+void add_start_options(boost::program_options::options_description& opts, bool required = true);
+// --prove Q: one question (solver/question.h) instead of the exact value; `what` ends the
+// help line (what else the command does with it).
+void add_question_option(boost::program_options::options_description& opts,
+                         const std::string& what = "");
+// --prove's question, or nothing (the exact value); an InputError for a bad one.
+std::optional<Question> question_option(const boost::program_options::variables_map& vm);
+// --guess B, the first MTD(f) guess, with the command's own help line.
+void add_guess_option(boost::program_options::options_description& expert,
+                      const std::string& help);
 // The start of Kalah(m,n), with --pits/--seeds range errors as InputError.
 Board checked_start(int m, int n);
 // --guess (South's margin, the first MTD(f) guess) if given, else `otherwise`; checked to

@@ -295,11 +295,10 @@ campaign::JobRecord MpiWorkers::wait() {
     }
 }
 
-void serve_jobs(Solver& solver, int m, uint64_t default_budget, bool fresh_table) {
+void serve_jobs(Solver& solver, int m, uint64_t default_budget, bool fresh_table, int lying_rank) {
     int rank = 0;
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-    const char* liar = std::getenv("KALAH_TEST_LYING_RANK");
-    const bool lying = liar && std::atoi(liar) == rank;
+    const bool lying = lying_rank > 0 && lying_rank == rank;
     for (;;) {
         uint64_t msg[kJobWords];
         MPI_Status st = await_message(0, MPI_ANY_TAG);

@@ -1,6 +1,7 @@
 // The campaign's workers on other MPI ranks: rank 0 is the manager, every other rank a
 // worker with a solver of its own (OpenMP threads inside). Built only with MPI (CMake
-// finds it); everything here is the transport behind campaign::WorkerPool.
+// finds it); everything here is the transport behind campaign::WorkerPool, private to
+// mpi/: commands call mpi/ranks.h.
 #pragma once
 
 // Messages (MPI_COMM_WORLD, arrays of uint64):
@@ -20,8 +21,8 @@
 // sent stop (after its job in flight, whose record is dropped), given no more jobs, named
 // on stderr; a held record of its own is dropped and its job runs again on another worker.
 // Records of a refused worker journaled before, unsampled, stay (`campaign --audit`
-// re-runs records). Test hook: a worker whose rank is KALAH_TEST_LYING_RANK (environment)
-// reports the opposite of every bound it proves (the tests' lying worker).
+// re-runs records). Test hook: a worker whose rank is CrossCheck::lying_rank reports the
+// opposite of every bound it proves (the tests' lying worker).
 
 #include <cstdint>
 #include <functional>
@@ -31,6 +32,7 @@
 #include <vector>
 
 #include "campaign/campaign.h"
+#include "mpi/ranks.h"
 
 namespace kalah::mpi {
 
@@ -62,12 +64,6 @@ std::vector<uint64_t> database_fingerprint(const std::string& dir, int m, Rule r
 // rank 0's, else (on rank 0) which rank and layer differ.
 std::string compare_fingerprints(const std::vector<uint64_t>& mine);
 
-struct CrossCheck {
-    double fraction = 0;  // of the bound records, 0..1
-    uint64_t seed = 0;    // of the sample
-    // The manager's verdict on "v(pos) >= t?"; nullopt when it ran over its budget.
-    std::function<std::optional<bool>(const Board& pos, int t)> arbiter;
-};
 
 // Rank 0: the workers of ranks 1..size-1, one job each in flight.
 class MpiWorkers : public campaign::WorkerPool {
@@ -119,7 +115,7 @@ class MpiWorkers : public campaign::WorkerPool {
 };
 
 // A worker rank: runs the jobs it receives on `solver` until told to stop; a job that
-// names no budget gets default_budget nodes.
-void serve_jobs(Solver& solver, int m, uint64_t default_budget, bool fresh_table = false);
+// names no budget gets default_budget nodes. A worker of rank lying_rank (> 0) lies.
+void serve_jobs(Solver& solver, int m, uint64_t default_budget, bool fresh_table, int lying_rank);
 
 }  // namespace kalah::mpi

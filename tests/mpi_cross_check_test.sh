@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # `kalah campaign --cross-check F` under mpirun: with 3 ranks (two workers) on Kalah(4,4), a
-# worker that lies (the test hook KALAH_TEST_LYING_RANK, mpi/mpi_workers.h) is refused,
+# worker that lies (the test hook --test-lying-rank, mpi/ranks.h) is refused,
 # named on stderr, and the campaign still reaches solve's value with a journal that
 # `campaign --audit` finds honest; with --cross-check 0 the same lie goes unnoticed (no
 # refusal, and the campaign's answer or journal is wrong: the test can fail). Honest
@@ -38,7 +38,7 @@ echo "ok: honest workers, every record checked: value $want, none refused"
 # the journal holds no lie (an audit of every record agrees).
 for seed in 1 2; do
     d="$dir/liar-$seed"
-    out=$(run -np 3 -x KALAH_TEST_LYING_RANK=2 "$kalah" campaign $args --cross-check 1 \
+    out=$(run -np 3 "$kalah" campaign $args --test-lying-rank 2 --cross-check 1 \
           --cross-check-seed $seed --json --dir "$d" 2>"$d.err")
     [ "$(echo "$out" | field value)" = "$want" ] ||
         { echo "FAIL: liar, seed $seed: $out"; cat "$d.err"; exit 1; }
@@ -56,7 +56,7 @@ done
 # campaign, or a journal the audit refutes): what the cross-check is there to catch.
 d="$dir/unchecked"
 status=0
-out=$(run -np 3 -x KALAH_TEST_LYING_RANK=2 "$kalah" campaign $args --cross-check 0 --json \
+out=$(run -np 3 "$kalah" campaign $args --test-lying-rank 2 --cross-check 0 --json \
       --dir "$d" 2>"$d.err") || status=$?
 if grep -q "refused" "$d.err"; then echo "FAIL: refused without a cross-check"; exit 1; fi
 harmed=0

@@ -120,7 +120,7 @@ endif()
 set(KALAH_MPI_BINARY "" CACHE FILEPATH "kalah built with KALAH_MPI, for the MPI tests of a build without it")
 if(KALAH_SANITIZE STREQUAL "" AND NOT KALAH_FUZZ)
   set(kalah_mpi_kalah $<TARGET_FILE:kalah>)
-  if(TARGET kalah_mpi)
+  if(kalah_with_mpi)
     set(kalah_mpirun "${KALAH_MPIRUN}")
   elseif(KALAH_MPI_BINARY)
     find_program(KALAH_MPIRUN mpirun)
@@ -135,7 +135,7 @@ if(KALAH_SANITIZE STREQUAL "" AND NOT KALAH_FUZZ)
   add_test(NAME campaign-mpi
            COMMAND bash ${PROJECT_SOURCE_DIR}/tests/mpi_campaign_test.sh ${kalah_mpi_kalah} "${kalah_mpirun}")
   set_tests_properties(campaign-mpi PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT 600)
-  # --cross-check: a lying worker (test hook KALAH_TEST_LYING_RANK) refused, the value right;
+  # --cross-check: a lying worker (the test hook --test-lying-rank) refused, the value right;
   # without the check the lie is not found.
   add_test(NAME campaign-mpi-cross-check
            COMMAND bash ${PROJECT_SOURCE_DIR}/tests/mpi_cross_check_test.sh ${kalah_mpi_kalah} "${kalah_mpirun}")

@@ -1,0 +1,213 @@
+// What `kalah campaign` prints (analysis/campaign_report.h).
+#include "analysis/campaign_report.h"
+
+#include <sstream>
+
+namespace kalah::analysis {
+namespace {
+
+using campaign::Progress;
+using campaign::ProofTree;
+
+struct RootMove {
+    std::string text;
+    int lo, hi;
+};
+// Nothing before the root is expanded: no moves.
+std::vector<RootMove> root_moves(const ProofTree& tree, Rule rule) {
+    std::vector<RootMove> out;
+    for (const auto& mb : tree.root_moves()) {
+        Board b = tree.root();
+        const MoveResult r = b.play(mb.pit, rule);
+        out.push_back({format_move(Side::South, mb.pit, r), mb.lo, mb.hi});
+    }
+    return out;
+}
+
+// The root's proven best moves in notation ("A2+"), South at the start.
+std::vector<std::string> best_move_texts(const ProofTree& tree, Rule rule, const Board& start) {
+    std::vector<std::string> out;
+    for (const int pit : tree.best_moves()) {
+        Board b = start;
+        const MoveResult r = b.play(pit, rule);
+        out.push_back(format_move(Side::South, pit, r));
+    }
+    return out;
+}
+
+// The figures of a run that its JSON carries, whether it answered a question or found
+// the value.
+void add_run_figures(Json& j, const CampaignRun& r) {
+    add_search_figures(j, r.figures);
+    j["ranks"] = r.ranks;
+    j["job_nodes"] = r.job_nodes;
+    j["cross_check"] = r.cross_check;
+    j["cross_check_seed"] = r.cross_check_seed;
+    j["cross_checked"] = r.cross_checked;
+    j["cross_check_unsettled"] = r.cross_check_unsettled;
+    j["refused_ranks"] = r.refused_ranks;
+}
+
+// "campaign: 12 jobs (3 this run), 2 split, tree 40 positions"
+std::string jobs_text(const Progress& p) {
+    return "campaign: " + std::to_string(p.jobs) + " jobs (" + std::to_string(p.run_jobs) +
+           " this run), " + std::to_string(p.splits) + " split, tree " +
+           std::to_string(p.tree_positions) + " positions";
+}
+
+// "nodes: N, seconds: S, nodes/s: R (this run; the journal holds T nodes)"
+std::string run_nodes_text(const CampaignRun& r) {
+    return search_figures_text(r.figures) + " (this run; the journal holds " +
+           std::to_string(r.progress.nodes) + " nodes)";
+}
+
+}  // namespace
+
+std::string root_moves_text(const ProofTree& tree, Rule rule) {
+    std::string out;
+    for (const RootMove& mv : root_moves(tree, rule))
+        out += (out.empty() ? "" : ", ") + mv.text + " " +
+               (mv.lo == mv.hi ? signed_value(mv.lo)
+                               : "[" + signed_value(mv.lo) + ", " + signed_value(mv.hi) + "]");
+    return out;
+}
+
+Json root_moves_json(const ProofTree& tree, Rule rule) {
+    Json out = Json::array();
+    for (const RootMove& mv : root_moves(tree, rule))
+        out.push_back({{"move", mv.text}, {"lower", mv.lo}, {"upper", mv.hi}});
+    return out;
+}
+
+Json campaign_fields(const Progress& p, const std::string& dir) {
+    Json o = {{"dir", dir},
+              {"jobs", p.jobs},
+              {"jobs_run", p.run_jobs},
+              {"splits", p.splits},
+              {"open_jobs", p.open_jobs},
+              {"tree_positions", p.tree_positions},
+              {"campaign_nodes", p.nodes},
+              {"job_seconds", p.job_seconds},
+              {"lower", p.root_lo},
+              {"upper", p.root_hi}};
+    if (p.eta.known) {
+        o["eta_lo_seconds"] = p.eta.lo;
+        o["eta_hi_seconds"] = p.eta.hi;
+        o["eta_pass_jobs"] = Json::array({p.eta.jobs_least, p.eta.jobs_most});
+        o["eta_workers"] = p.eta.workers;
+    } else {
+        o["eta_lo_seconds"] = nullptr;
+        o["eta_hi_seconds"] = nullptr;
+    }
+    return o;
+}
+
+std::string campaign_run_json(const CampaignRun& r) {
+    const Progress& p = r.progress;
+    Json j = {{"pits", r.start.pits()},
+              {"seeds", r.start.own_pit(0)},
+              {"position", format_position(r.start)},
+              {"rule", rule_name(r.rule)}};
+    if (r.question) {
+        j["bound"] = r.question->text();
+        j["proved"] = r.proved;
+        j["moves"] = root_moves_json(*r.tree, r.rule);
+    } else {
+        Json best = Json::array();
+        for (const auto& b : best_move_texts(*r.tree, r.rule, r.start)) best.push_back(b);
+        j["value"] = r.value;
+        j["result"] = result_letter(r.value);
+        j["best"] = best;
+    }
+    add_run_figures(j, r);
+    if (!r.question) j["passes"] = p.passes;
+    j.update(campaign_fields(p, r.dir));
+    return json_line(j);
+}
+
+std::string campaign_run_text(const CampaignRun& r) {
+    const Progress& p = r.progress;
+    std::ostringstream out;
+    out << "Kalah(" << r.start.pits() << "," << r.start.own_pit(0) << "), rule "
+        << rule_name(r.rule) << "\n";
+    if (r.question) {
+        out << "question: " << question_text(*r.question) << "\n"
+            << "answer: " << (r.proved ? "proved" : "refuted") << "; proven: v in ["
+            << signed_value(p.root_lo) << ", " << signed_value(p.root_hi) << "]\n";
+        if (const std::string moves = root_moves_text(*r.tree, r.rule); !moves.empty())
+            out << "first moves: " << moves << "\n";
+        out << jobs_text(p) << "\n" << run_nodes_text(r) << "\n";
+        return out.str();
+    }
+    std::string best;
+    for (const auto& b : best_move_texts(*r.tree, r.rule, r.start))
+        best += (best.empty() ? "" : " ") + b;
+    out << "value: " << signed_value(r.value) << " (" << result_letter(r.value)
+        << " for South)\n"
+        << "best first moves: " << (best.empty() ? "(not separated by the campaign)" : best)
+        << "\n"
+        << jobs_text(p) << ", " << p.passes << " passes this run\n"
+        << run_nodes_text(r) << "\n"
+        << "threads: " << r.figures.threads << ", job budget: " << r.job_nodes << " nodes"
+        << (r.ranks > 1 ? ", workers: " + std::to_string(r.ranks - 1) + " MPI ranks" : "")
+        << "\n";
+    if (r.cross_check > 0) {
+        out << "cross-check: " << r.cross_checked << " records agreed on another worker, "
+            << r.cross_check_unsettled << " checks without a verdict (over a budget)";
+        for (size_t i = 0; i < r.refused_ranks.size(); ++i)
+            out << (i ? ", " : "; refused: rank ") << r.refused_ranks[i];
+        out << "\n";
+    }
+    return out.str();
+}
+
+std::string campaign_status_json(const CampaignStatus& s) {
+    const Progress& p = s.progress;
+    const bool exact = p.root_lo == p.root_hi;
+    Json j = {{"pits", s.params.m}, {"seeds", s.params.n}, {"rule", rule_name(s.params.rule)}};
+    j.update(campaign_fields(p, s.dir));
+    if (!exact) j["pass_beta"] = s.pass_beta;
+    if (s.question) {
+        j["bound"] = s.question->text();
+        j["proved"] = s.decided ? Json(s.proved) : Json(nullptr);
+    }
+    j["moves"] = root_moves_json(*s.tree, s.params.rule);
+    if (exact) {
+        j["value"] = p.root_lo;
+        j["result"] = result_letter(p.root_lo);
+    }
+    return json_line(j);
+}
+
+std::string campaign_status_text(const CampaignStatus& s) {
+    const Progress& p = s.progress;
+    const bool exact = p.root_lo == p.root_hi;
+    std::ostringstream out;
+    out << "campaign in " << s.dir << ": Kalah(" << s.params.m << "," << s.params.n
+        << "), rule " << rule_name(s.params.rule) << "\n"
+        << "jobs: " << p.jobs << " (" << p.splits << " split), " << p.open_jobs
+        << " open; tree " << p.tree_positions << " positions, " << p.expanded << " expanded\n"
+        << "nodes: " << p.nodes << ", job seconds: " << p.job_seconds << "\n"
+        << "root: "
+        << (exact ? "value " + signed_value(p.root_lo) + " (" + result_letter(p.root_lo) +
+                        " for South)"
+                  : "value in [" + signed_value(p.root_lo) + ", " + signed_value(p.root_hi) +
+                        "]")
+        << "\n";
+    if (const std::string moves = root_moves_text(*s.tree, s.params.rule); !moves.empty())
+        out << "first moves: " << moves << "\n";
+    if (s.question)
+        out << "question: " << question_text(*s.question) << ": "
+            << (s.decided ? (s.proved ? "proved" : "refuted") : "open") << "\n";
+    // A settled question needs no more work even while the value stays open: say which.
+    if (exact)
+        out << campaign::eta_text(p.eta, true) << "\n";
+    else if (s.decided)
+        out << "ETA 0 (question " << (s.proved ? "proved" : "refuted") << ")\n";
+    else
+        out << campaign::eta_text(p.eta, false) << " for the pass v >= "
+            << signed_value(s.pass_beta) << "\n";
+    return out.str();
+}
+
+}  // namespace kalah::analysis
