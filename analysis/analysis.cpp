@@ -124,9 +124,9 @@ std::string summary_line(const Annotation& a, Side s) {
     char pct[16];
     std::snprintf(pct, sizeof pct, "%.0f%%", 100.0 * ps.accuracy());
     os << side_letter(s) << " (" << (s == Side::South ? "South" : "North") << "): " << ps.moves
-       << " move" << (ps.moves == 1 ? "" : "s") << ", " << ps.best << " best (accuracy " << pct << "), " << ps.mistakes
-       << " mistake" << (ps.mistakes == 1 ? "" : "s") << ", " << ps.blunders << " blunder"
-       << (ps.blunders == 1 ? "" : "s") << ", " << ps.total_loss << " seed"
+       << " move" << (ps.moves == 1 ? "" : "s") << ", " << ps.best << " best (accuracy " << pct
+       << "), " << ps.mistakes << " mistake" << (ps.mistakes == 1 ? "" : "s") << ", " << ps.blunders
+       << " blunder" << (ps.blunders == 1 ? "" : "s") << ", " << ps.total_loss << " seed"
        << (ps.total_loss == 1 ? "" : "s") << " given away";
     if (ps.worst >= 0) {
         const MoveNote& w = a.notes[ps.worst];
@@ -159,12 +159,14 @@ std::string format_annotation(const Annotation& a, const Side* only) {
     if (a.end.over()) {
         int fa = final_store(a.end, Side::South), fb = final_store(a.end, Side::North);
         os << "final score: A " << fa << " - B " << fb << " ("
-           << (fa > fb ? "A wins" : fa < fb ? "B wins" : "draw");
+           << (fa > fb   ? "A wins"
+               : fa < fb ? "B wins"
+                         : "draw");
         if (fa != fb) os << " by " << std::abs(fa - fb);
         os << ")\n";
     } else {
-        os << "game not finished: " << side_letter(a.end.to_move())
-           << " to move, value " << signed_value(a.end_value) << " for A with perfect play\n";
+        os << "game not finished: " << side_letter(a.end.to_move()) << " to move, value "
+           << signed_value(a.end_value) << " for A with perfect play\n";
     }
     return os.str();
 }

@@ -65,7 +65,7 @@ struct MoveNote {
 
 struct PlayerSummary {
     int moves = 0;
-    int best = 0;        // moves that kept the value
+    int best = 0;  // moves that kept the value
     int mistakes = 0;
     int blunders = 0;
     int total_loss = 0;  // seeds given away in total
@@ -110,12 +110,12 @@ Level parse_level(const std::string& text);  // throws InputError
 
 // A small reproducible generator (same sequence on every platform for a given seed).
 class Rng {
-public:
+  public:
     explicit Rng(uint64_t seed) : gen_(seed) {}
     uint64_t below(uint64_t n) { return gen_() % n; }
     double unit() { return double(gen_() >> 11) * 0x1.0p-53; }
 
-private:
+  private:
     std::mt19937_64 gen_;
 };
 
@@ -124,6 +124,6 @@ size_t choose_move(const std::vector<MoveValue>& mv, Side mover, Level level, Rn
 
 // ---- Values ------------------------------------------------------------------------------
 
-int for_side(int south_margin, Side s);   // the margin seen by s
+int for_side(int south_margin, Side s);  // the margin seen by s
 
 }  // namespace kalah::analysis

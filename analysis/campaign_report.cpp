@@ -142,15 +142,12 @@ std::string campaign_run_text(const CampaignRun& r) {
     std::string best;
     for (const auto& b : best_move_texts(*r.tree, r.rule, r.start))
         best += (best.empty() ? "" : " ") + b;
-    out << "value: " << signed_value(r.value) << " (" << result_letter(r.value)
-        << " for South)\n"
-        << "best first moves: " << (best.empty() ? "(not separated by the campaign)" : best)
-        << "\n"
+    out << "value: " << signed_value(r.value) << " (" << result_letter(r.value) << " for South)\n"
+        << "best first moves: " << (best.empty() ? "(not separated by the campaign)" : best) << "\n"
         << jobs_text(p) << ", " << p.passes << " passes this run\n"
         << run_nodes_text(r) << "\n"
         << "threads: " << r.figures.threads << ", job budget: " << r.job_nodes << " nodes"
-        << (r.ranks > 1 ? ", workers: " + std::to_string(r.ranks - 1) + " MPI ranks" : "")
-        << "\n";
+        << (r.ranks > 1 ? ", workers: " + std::to_string(r.ranks - 1) + " MPI ranks" : "") << "\n";
     if (r.cross_check > 0) {
         out << "cross-check: " << r.cross_checked << " records agreed on another worker, "
             << r.cross_check_unsettled << " checks without a verdict (over a budget)";
@@ -183,16 +180,15 @@ std::string campaign_status_text(const CampaignStatus& s) {
     const Progress& p = s.progress;
     const bool exact = p.root_lo == p.root_hi;
     std::ostringstream out;
-    out << "campaign in " << s.dir << ": Kalah(" << s.params.m << "," << s.params.n
-        << "), rule " << rule_name(s.params.rule) << "\n"
-        << "jobs: " << p.jobs << " (" << p.splits << " split), " << p.open_jobs
-        << " open; tree " << p.tree_positions << " positions, " << p.expanded << " expanded\n"
+    out << "campaign in " << s.dir << ": Kalah(" << s.params.m << "," << s.params.n << "), rule "
+        << rule_name(s.params.rule) << "\n"
+        << "jobs: " << p.jobs << " (" << p.splits << " split), " << p.open_jobs << " open; tree "
+        << p.tree_positions << " positions, " << p.expanded << " expanded\n"
         << "nodes: " << p.nodes << ", job seconds: " << p.job_seconds << "\n"
         << "root: "
         << (exact ? "value " + signed_value(p.root_lo) + " (" + result_letter(p.root_lo) +
                         " for South)"
-                  : "value in [" + signed_value(p.root_lo) + ", " + signed_value(p.root_hi) +
-                        "]")
+                  : "value in [" + signed_value(p.root_lo) + ", " + signed_value(p.root_hi) + "]")
         << "\n";
     if (const std::string moves = root_moves_text(*s.tree, s.params.rule); !moves.empty())
         out << "first moves: " << moves << "\n";
@@ -205,8 +201,8 @@ std::string campaign_status_text(const CampaignStatus& s) {
     else if (s.decided)
         out << "ETA 0 (question " << (s.proved ? "proved" : "refuted") << ")\n";
     else
-        out << campaign::eta_text(p.eta, false) << " for the pass v >= "
-            << signed_value(s.pass_beta) << "\n";
+        out << campaign::eta_text(p.eta, false)
+            << " for the pass v >= " << signed_value(s.pass_beta) << "\n";
     return out.str();
 }
 

@@ -4,10 +4,9 @@
 // vocabulary; tests/test_cli_json.cpp checks every command's object against it.
 #pragma once
 
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "core/board.h"
 #include "core/notation.h"
@@ -29,8 +28,8 @@ Json score_json(const Board& b);
 Json move_texts_json(const std::vector<PlayedMove>& moves);
 
 // Text, not JSON, shared by the commands' human-readable output.
-std::string signed_value(int v);          // "+3", "0", "-2"
-std::string result_letter(int margin);    // "W", "D" or "L" for South's margin
-const char* result_word(int margin);      // "win", "draw", "loss" (for whoever's margin)
+std::string signed_value(int v);        // "+3", "0", "-2"
+std::string result_letter(int margin);  // "W", "D" or "L" for South's margin
+const char* result_word(int margin);    // "win", "draw", "loss" (for whoever's margin)
 
 }  // namespace kalah::analysis

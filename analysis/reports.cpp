@@ -83,10 +83,14 @@ Json query_fields(const QueryReport& q) {
         // Best for the mover: the moves whose value is the position's.
         if (mv.value == q.value) best.push_back(mv.text);
     }
-    Json j = {{"position", format_position(b)}, {"rule", rule_name(q.rule)},
-              {"to_move", to_move_text(b)},     {"over", b.over()},
-              {"value", q.value},               {"result", result_letter(q.value)},
-              {"moves", moves},                 {"best", best}};
+    Json j = {{"position", format_position(b)},
+              {"rule", rule_name(q.rule)},
+              {"to_move", to_move_text(b)},
+              {"over", b.over()},
+              {"value", q.value},
+              {"result", result_letter(q.value)},
+              {"moves", moves},
+              {"best", best}};
     if (b.over()) j["score"] = score_json(b);
     j["nodes"] = q.nodes;
     j["seconds"] = q.seconds;
@@ -152,7 +156,8 @@ Json query_unknown_fields(const QueryBounds& q, const std::string& reason, int b
             {"seconds", q.seconds}};
 }
 
-void query_stream(Solver& solver, QueryBounds& bounds, const std::function<bool(const Json&)>& event) {
+void query_stream(Solver& solver, QueryBounds& bounds,
+                  const std::function<bool(const Json&)>& event) {
     const Board& b = bounds.board;
     const uint64_t nodes0 = solver.stats().nodes;
     const auto t0 = Clock::now();
@@ -170,8 +175,12 @@ void query_stream(Solver& solver, QueryBounds& bounds, const std::function<bool(
         PassHook hook(solver, [&](const MtdPass& p) {
             bounds.add_pass(p);
             account(p.nodes);
-            send({{"event", "bound"}, {"pass", p.pass}, {"lower", bounds.lower},
-                  {"upper", bounds.upper}, {"nodes", bounds.nodes}, {"seconds", bounds.seconds}});
+            send({{"event", "bound"},
+                  {"pass", p.pass},
+                  {"lower", bounds.lower},
+                  {"upper", bounds.upper},
+                  {"nodes", bounds.nodes},
+                  {"seconds", bounds.seconds}});
         });
         const int v = solver.value(b);
         bounds.lower = bounds.upper = v;
@@ -184,8 +193,12 @@ void query_stream(Solver& solver, QueryBounds& bounds, const std::function<bool(
         bool exact_sent = false;
         auto move_event = [&] {
             exact_sent = mv.lower == mv.upper;
-            send({{"event", "move"}, {"move", mv.text}, {"lower", mv.lower}, {"upper", mv.upper},
-                  {"nodes", bounds.nodes}, {"seconds", bounds.seconds}});
+            send({{"event", "move"},
+                  {"move", mv.text},
+                  {"lower", mv.lower},
+                  {"upper", mv.upper},
+                  {"nodes", bounds.nodes},
+                  {"seconds", bounds.seconds}});
         };
         {
             PassHook hook(solver, [&](const MtdPass& p) {
@@ -266,7 +279,9 @@ std::string pie_json(const PieReport& rep, const Board& start, Rule rule, uint64
     for (const PieRow& r : rep.rows)
         openings.push_back({{"opening", r.opening.text},
                             {"value", r.value},
-                            {"north", r.value < 0 ? "keep" : r.value > 0 ? "swap" : "either"},
+                            {"north", r.value < 0   ? "keep"
+                                      : r.value > 0 ? "swap"
+                                                    : "either"},
                             {"pie_value", r.pie_value}});
     for (size_t i : rep.fairest) fairest.push_back(rep.rows[i].opening.text);
     return json_line({{"pits", start.pits()},

@@ -89,7 +89,8 @@ Json query_unknown_fields(const QueryBounds& q, const std::string& reason, int b
 // of the whole stream). `bounds` (of the same board and rule) holds what is proven, also
 // after a stop. `event` returning false stops the search (SearchStopped), as do the
 // solver's stop and limits.
-void query_stream(Solver& solver, QueryBounds& bounds, const std::function<bool(const Json&)>& event);
+void query_stream(Solver& solver, QueryBounds& bounds,
+                  const std::function<bool(const Json&)>& event);
 
 // Sets the solver's pass hook (Solver::set_pass_hook) for one scope.
 class PassHook {

@@ -38,5 +38,4 @@ std::string draw_board(const Board& b) {
     return out;
 }
 
-
 }  // namespace kalah::analysis

@@ -32,9 +32,12 @@ bool has_layer_file(const std::string& dir) {
 
 const char* source_name(Source s) {
     switch (s) {
-        case Source::Database: return "database";
-        case Source::Search: return "search";
-        case Source::Unknown: break;
+        case Source::Database:
+            return "database";
+        case Source::Search:
+            return "search";
+        case Source::Unknown:
+            break;
     }
     return "unknown";
 }
@@ -93,8 +96,8 @@ Value Oracle::value(const Board& b, Rule rule, Budget budget) {
     Value v;
     // Step 1. A finished game: the sweep decides.
     if (b.over()) {
-        v.value = south_view(b, b.own_store() - b.opp_store() + b.seeds_in_row_own() -
-                                    b.seeds_in_row_opp());
+        v.value = south_view(
+            b, b.own_store() - b.opp_store() + b.seeds_in_row_own() - b.seeds_in_row_opp());
         v.source = Source::Database;
         return v;
     }

@@ -55,7 +55,7 @@ struct Options {
 };
 
 class Oracle {
-public:
+  public:
     // dir empty: no database. Throws NotFound for a missing directory or one without
     // layer files.
     Oracle(const std::string& dir, Options options);
@@ -79,7 +79,7 @@ public:
     };
     Best best_moves(const Board& b, Rule rule, Budget budget);
 
-private:
+  private:
     const db::Database* database(int m, Rule rule);
     std::unique_ptr<Solver> take_solver(int m, Rule rule, const db::Database* db);
     void give_back(int m, Rule rule, std::unique_ptr<Solver> s);

@@ -141,13 +141,20 @@ const char* kalah_error_message(void) { return last_error.c_str(); }
 
 const char* kalah_status_name(kalah_status status) {
     switch (status) {
-        case KALAH_OK: return "ok";
-        case KALAH_ERR_ARGUMENT: return "argument";
-        case KALAH_ERR_POSITION: return "position";
-        case KALAH_ERR_NOT_FOUND: return "not-found";
-        case KALAH_ERR_DATABASE: return "database";
-        case KALAH_ERR_MEMORY: return "memory";
-        case KALAH_ERR_INTERNAL: return "internal";
+        case KALAH_OK:
+            return "ok";
+        case KALAH_ERR_ARGUMENT:
+            return "argument";
+        case KALAH_ERR_POSITION:
+            return "position";
+        case KALAH_ERR_NOT_FOUND:
+            return "not-found";
+        case KALAH_ERR_DATABASE:
+            return "database";
+        case KALAH_ERR_MEMORY:
+            return "memory";
+        case KALAH_ERR_INTERNAL:
+            return "internal";
     }
     return "unknown-status";
 }
@@ -191,12 +198,12 @@ kalah_status kalah_position_to_text(const kalah_position* p, char* buf, size_t s
 kalah_status kalah_start_position(int pits, int seeds, kalah_position* out) {
     return guarded([&] {
         require(out != nullptr, KALAH_ERR_ARGUMENT, "kalah_start_position: out is NULL");
-        require(pits >= 1 && pits <= KALAH_MAX_PITS, KALAH_ERR_POSITION,
-                "pits must be 1.." + std::to_string(KALAH_MAX_PITS) + ", not " +
-                    std::to_string(pits));
+        require(
+            pits >= 1 && pits <= KALAH_MAX_PITS, KALAH_ERR_POSITION,
+            "pits must be 1.." + std::to_string(KALAH_MAX_PITS) + ", not " + std::to_string(pits));
         require(seeds >= 0 && 2 * pits * seeds <= kalah::kMaxSeeds, KALAH_ERR_POSITION,
-                "seeds must be 0.." + std::to_string(kalah::kMaxSeeds / (2 * pits)) +
-                    " for " + std::to_string(pits) + " pits, not " + std::to_string(seeds));
+                "seeds must be 0.." + std::to_string(kalah::kMaxSeeds / (2 * pits)) + " for " +
+                    std::to_string(pits) + " pits, not " + std::to_string(seeds));
         from_board(Board::start(pits, seeds), out);
         return KALAH_OK;
     });

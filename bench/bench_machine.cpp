@@ -6,7 +6,6 @@
 // random read takes in a table of a given size (the TT's access pattern), and what the
 // first touch of fresh memory costs (a growing TT pays it).
 #include <benchmark/benchmark.h>
-
 #include <pthread.h>
 #include <sched.h>
 

@@ -91,8 +91,8 @@ AuditCheck audit_record(Solver& solver, int m, const std::vector<JobRecord>& rec
     }
     a.nodes = solver.stats().nodes - n0;
     const bool at_least = a.got >= t;
-    a.outcome = at_least == a.claimed_lower ? AuditCheck::Outcome::Agrees
-                                            : AuditCheck::Outcome::Disagrees;
+    a.outcome =
+        at_least == a.claimed_lower ? AuditCheck::Outcome::Agrees : AuditCheck::Outcome::Disagrees;
     return a;
 }
 

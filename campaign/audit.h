@@ -52,12 +52,10 @@ bool cross_check_sampled(uint64_t seed, Cells key, int beta, double fraction);
 // directly. *depth_cut (if given) is set to that depth (-1 when no bound record is placed).
 // Positions the tree does not place (a replay cut short) count as far from the root.
 std::vector<size_t> audit_choice(const std::vector<JobRecord>& records, const ProofTree& tree,
-                                 size_t sample, uint64_t seed, int near,
-                                 int* depth_cut = nullptr);
+                                 size_t sample, uint64_t seed, int near, int* depth_cut = nullptr);
 
 // Re-runs record `index` on `solver` (its node limit is the audit's budget: over it, the
 // outcome is OverBudget, not a verdict).
-AuditCheck audit_record(Solver& solver, int m, const std::vector<JobRecord>& records,
-                        size_t index);
+AuditCheck audit_record(Solver& solver, int m, const std::vector<JobRecord>& records, size_t index);
 
 }  // namespace kalah::campaign

@@ -199,8 +199,8 @@ class Campaign {
     Progress totals_;
     JobSizes sizes_;
     int workers_ = 1;
-    double manager_per_job_ = 0;  // this run's (Eta)
-    std::optional<int> guess_;    // run()'s: the ETA is of the pass next_beta(guess) asks
+    double manager_per_job_ = 0;    // this run's (Eta)
+    std::optional<int> guess_;      // run()'s: the ETA is of the pass next_beta(guess) asks
     std::optional<int> only_beta_;  // settle()'s: the ETA is of its one pass
     std::chrono::steady_clock::time_point start_;
     double start_unix_ = 0;

@@ -8,7 +8,8 @@
 // lo <= v <= hi on its pits value v (solver/solver.h), from the jobs run on it and, once it
 // is expanded, from its moves: a move with gain g is worth g when it ends the game, g +
 // v(child) after an extra move (the same player moves again) and g - v(child) otherwise,
-// and v is the best move's worth (core/step.h, MoveStep). Children the endgame database holds are exact at once.
+// and v is the best move's worth (core/step.h, MoveStep). Children the endgame database holds are
+// exact at once.
 //
 // A question "v(p) >= beta?" is an OR over p's moves: an extra move asks its child
 // "v(c) >= beta - g?", another move asks the negation of "v(c) >= g - beta + 1?". Proof and

@@ -37,8 +37,8 @@ int run(const std::vector<std::string>& args) {
     po::variables_map start_vm = vm;  // game_from_options would replay --moves itself
     start_vm.erase("moves");
     Board start = game_from_options(start_vm, rule);
-    std::string record =
-        vm.count("moves") ? vm["moves"].as<std::string>() : read_record_file(vm["file"].as<std::string>());
+    std::string record = vm.count("moves") ? vm["moves"].as<std::string>()
+                                           : read_record_file(vm["file"].as<std::string>());
     Board end = start;
     std::vector<PlayedMove> played = replay(end, record, rule);
     if (played.empty()) throw InputError("the game record holds no moves");
@@ -56,7 +56,8 @@ int run(const std::vector<std::string>& args) {
 }
 
 int guarded_run(const std::vector<std::string>& args) { return guarded("annotate", run, args); }
-const RegisterCommand reg({"annotate", "mark every move of a game against perfect play", guarded_run});
+const RegisterCommand reg({"annotate", "mark every move of a game against perfect play",
+                           guarded_run});
 
 }  // namespace
 }  // namespace kalah::cli

@@ -29,12 +29,12 @@ constexpr BenchCase kSuite[] = {
     {Rule::EmptyCapture, "5,5,5,5/5,5,5,5/0,0/A"},
     {Rule::Standard, "3,3,3,3,3/3,3,3,3,3/0,0/A"},
     {Rule::EmptyCapture, "4,4,4,4,4/4,4,4,4,4/0,0/A"},
-    {Rule::Standard, "0,5,5,5,5/0,5,5,5,5/0,0/A"},         // Kalah(5,4) after A1 B1
+    {Rule::Standard, "0,5,5,5,5/0,5,5,5,5/0,0/A"},  // Kalah(5,4) after A1 B1
     {Rule::Standard, "3,3,3,3,3,3/3,3,3,3,3,3/0,0/A"},
     {Rule::EmptyCapture, "3,3,3,3,3,3/3,3,3,3,3,3/0,0/A"},
-    {Rule::Standard, "1,2,4,9,2,0/0,2,8,0,1,8/8,3/A"},     // Kalah(6,4), 11 plies of the PV in
-    {Rule::EmptyCapture, "5,0,1,6,6,0/0,5,0,6,5,5/8,1/B"}, // Kalah(6,4) after A3+ A6 B3 A2x6
-    {Rule::Standard, "0,6,5,4,3,1/7,6,5,3,2,0/5,13/A"},    // Kalah(6,5), 12 plies in
+    {Rule::Standard, "1,2,4,9,2,0/0,2,8,0,1,8/8,3/A"},      // Kalah(6,4), 11 plies of the PV in
+    {Rule::EmptyCapture, "5,0,1,6,6,0/0,5,0,6,5,5/8,1/B"},  // Kalah(6,4) after A3+ A6 B3 A2x6
+    {Rule::Standard, "0,6,5,4,3,1/7,6,5,3,2,0/5,13/A"},     // Kalah(6,5), 12 plies in
 };
 constexpr size_t kDefaultBenchTtMb = 256;
 
@@ -79,8 +79,8 @@ int run(const std::vector<std::string>& args) {
             std::cout << std::left << std::setw(48) << r.name << std::right << " value "
                       << std::setw(3) << v << "  nodes " << std::setw(12) << r.nodes << "  "
                       << std::fixed << std::setprecision(3) << std::setw(8) << secs << " s  "
-                      << std::setprecision(2) << std::setw(6) << r.nodes / secs / 1e6
-                      << " Mnodes/s" << std::endl;
+                      << std::setprecision(2) << std::setw(6) << r.nodes / secs / 1e6 << " Mnodes/s"
+                      << std::endl;
         rows.push_back(r);
     }
     if (json) {
@@ -88,15 +88,16 @@ int run(const std::vector<std::string>& args) {
         for (const auto& r : rows)
             positions.push_back(
                 {{"name", r.name}, {"value", r.value}, {"nodes", r.nodes}, {"seconds", r.seconds}});
-        std::cout << json_line({{"threads", threads},
-                                {"tt_budget_mib", tt_mb},
-                                {"positions", positions},
-                                {"nodes", total_nodes},
-                                {"seconds", total_seconds},
-                                {"nodes_per_second", static_cast<uint64_t>(total_nodes / total_seconds)}});
+        std::cout << json_line(
+            {{"threads", threads},
+             {"tt_budget_mib", tt_mb},
+             {"positions", positions},
+             {"nodes", total_nodes},
+             {"seconds", total_seconds},
+             {"nodes_per_second", static_cast<uint64_t>(total_nodes / total_seconds)}});
     } else {
-        std::cout << "Total: " << total_nodes << " nodes in " << std::fixed
-                  << std::setprecision(3) << total_seconds << " s, " << std::setprecision(2)
+        std::cout << "Total: " << total_nodes << " nodes in " << std::fixed << std::setprecision(3)
+                  << total_seconds << " s, " << std::setprecision(2)
                   << total_nodes / total_seconds / 1e6 << " Mnodes/s (" << threads
                   << (threads == 1 ? " thread" : " threads") << ")\n"
                   << "Bench: " << total_nodes << "\n";

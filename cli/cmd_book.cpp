@@ -77,8 +77,8 @@ int run_verify(const std::vector<std::string>& args) {
     add_solver_options(opts, expert);
     add_output_options(opts);
     po::variables_map vm;
-    if (!parse_options("verify-book", "--book FILE [--sample K] [options]", opts, args, vm,
-                       &expert, true))
+    if (!parse_options("verify-book", "--book FILE [--sample K] [options]", opts, args, vm, &expert,
+                       true))
         return 0;
     const std::string path = vm["book"].as<std::string>();
     const Book book = Book::read(path);
@@ -104,7 +104,9 @@ int run_verify(const std::vector<std::string>& args) {
             problems.push_back(format_position(e.board) + ": the book says " +
                                std::to_string(e.value) + ", the search proves " +
                                std::to_string(v));
-        if (!q) std::cerr << "\rverify-book: " << ++done << "/" << picks.size() << " re-proved" << std::flush;
+        if (!q)
+            std::cerr << "\rverify-book: " << ++done << "/" << picks.size() << " re-proved"
+                      << std::flush;
     }
     if (!q && !picks.empty()) std::cerr << "\n";
     for (const std::string& p : problems) std::cerr << "kalah verify-book: " << p << "\n";
@@ -131,7 +133,8 @@ int guarded_verify(const std::vector<std::string>& args) {
     return guarded("verify-book", run_verify, args);
 }
 
-const RegisterCommand reg_build({"build-book", "build an opening book: every position near the start, valued",
+const RegisterCommand reg_build({"build-book",
+                                 "build an opening book: every position near the start, valued",
                                  guarded_build});
 const RegisterCommand reg_verify({"verify-book", "re-prove an opening book's values",
                                   guarded_verify});

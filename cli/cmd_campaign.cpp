@@ -150,15 +150,17 @@ int run_certificate(const po::variables_map& vm, const std::string& dir) {
         if (tree.root_lo() > -seeds) claims.push_back({true, tree.root_lo()});
         if (tree.root_hi() < seeds) claims.push_back({false, tree.root_hi()});
         if (claims.empty())
-            throw std::runtime_error("the journal proves no bound on the start yet: nothing to "
-                                     "certify");
+            throw std::runtime_error(
+                "the journal proves no bound on the start yet: nothing to "
+                "certify");
     }
     const Certificate cert = extract_certificate(tree, c.records, claims);
     const std::string text = format_certificate(cert);
     const std::string out = vm["certificate"].as<std::string>();
     db::write_file_durably(out, {{text.data(), text.size()}});
     std::string claim_list;
-    for (const auto& r : cert.roots) claim_list += (claim_list.empty() ? "v " : ", v ") + claim_text(r.claim);
+    for (const auto& r : cert.roots)
+        claim_list += (claim_list.empty() ? "v " : ", v ") + claim_text(r.claim);
     if (vm.count("json")) {
         Json roots = Json::array();
         for (const auto& r : cert.roots) roots.push_back(claim_text(r.claim));
@@ -171,9 +173,10 @@ int run_certificate(const po::variables_map& vm, const std::string& dir) {
                                 {"bytes", text.size()}});
     } else {
         std::cout << "certificate " << out << ": Kalah(" << c.params.m << "," << c.params.n
-                  << "), rule " << rule_name(c.params.rule) << ", " << claim_list << " at the start; "
-                  << cert.nodes.size() << " nodes, " << cert.leaves() << " leaves, " << text.size()
-                  << " bytes (from " << c.records.size() << " records)\n";
+                  << "), rule " << rule_name(c.params.rule) << ", " << claim_list
+                  << " at the start; " << cert.nodes.size() << " nodes, " << cert.leaves()
+                  << " leaves, " << text.size() << " bytes (from " << c.records.size()
+                  << " records)\n";
     }
     return 0;
 }
@@ -200,8 +203,8 @@ int run_audit(const po::variables_map& vm, const std::string& dir) {
             contradiction = "record " + std::to_string(i) + ": " + e.what();
         }
     }
-    const uint64_t seed = vm.count("audit-seed") ? vm["audit-seed"].as<uint64_t>()
-                                                 : std::random_device{}();
+    const uint64_t seed =
+        vm.count("audit-seed") ? vm["audit-seed"].as<uint64_t>() : std::random_device{}();
     const size_t sample = vm["audit"].as<size_t>();
     // Near the root: the bound records of the two least depths that hold any (above them
     // every position is split); see audit_choice.
@@ -228,29 +231,29 @@ int run_audit(const po::variables_map& vm, const std::string& dir) {
                                      {"beta", a.beta},
                                      {"claimed", claim_text(a)},
                                      {"rerun", rerun_text(a)}});
-        std::cout << json_line({{"dir", dir},
-                                {"records", c.records.size()},
-                                {"audited", chosen.size()},
-                                {"seed", seed},
-                                {"near_root_depth", cut},
-                                {"agree", agree},
-                                {"disagree", bad.size()},
-                                {"over_budget", over},
-                                {"audit_nodes", solver.stats().nodes},
-                                {"contradiction", contradiction.empty() ? Json(nullptr)
-                                                                        : Json(contradiction)},
-                                {"disagreements", disagreements}});
+        std::cout << json_line(
+            {{"dir", dir},
+             {"records", c.records.size()},
+             {"audited", chosen.size()},
+             {"seed", seed},
+             {"near_root_depth", cut},
+             {"agree", agree},
+             {"disagree", bad.size()},
+             {"over_budget", over},
+             {"audit_nodes", solver.stats().nodes},
+             {"contradiction", contradiction.empty() ? Json(nullptr) : Json(contradiction)},
+             {"disagreements", disagreements}});
     } else {
         std::cout << "audit of " << path << ": " << chosen.size() << " of " << c.records.size()
-                  << " records re-run (every bound record within " << cut
-                  << " moves of the root, " << sample << " others at random, seed " << seed
-                  << "): " << agree << " agree, " << bad.size() << " disagree, " << over
-                  << " over the budget of " << o.node_limit << " nodes\n";
+                  << " records re-run (every bound record within " << cut << " moves of the root, "
+                  << sample << " others at random, seed " << seed << "): " << agree << " agree, "
+                  << bad.size() << " disagree, " << over << " over the budget of " << o.node_limit
+                  << " nodes\n";
     }
     for (const AuditCheck& a : bad)
-        std::cerr << "kalah campaign: audit: record " << a.index << " ("
-                  << format_position(a.pos) << ") claims " << claim_text(a)
-                  << " but the re-run proved " << rerun_text(a) << "\n";
+        std::cerr << "kalah campaign: audit: record " << a.index << " (" << format_position(a.pos)
+                  << ") claims " << claim_text(a) << " but the re-run proved " << rerun_text(a)
+                  << "\n";
     if (!contradiction.empty())
         std::cerr << "kalah campaign: audit: the journal contradicts itself at " << contradiction
                   << "\n";
@@ -339,9 +342,10 @@ CrossCheckOptions cross_check_options(const po::variables_map& vm) {
     const double cross = vm["cross-check"].as<double>();
     if (!(cross >= 0 && cross <= 1)) throw InputError("--cross-check must be between 0 and 1");
     if (cross > 0 && mpi::ranks() < 3)
-        throw InputError("--cross-check needs two workers or more (mpirun -np 3 or more, and a "
-                         "build with KALAH_MPI): a record is checked on another worker than the "
-                         "one that ran it");
+        throw InputError(
+            "--cross-check needs two workers or more (mpirun -np 3 or more, and a "
+            "build with KALAH_MPI): a record is checked on another worker than the "
+            "one that ran it");
     const uint64_t seed = vm.count("cross-check-seed") ? vm["cross-check-seed"].as<uint64_t>()
                                                        : std::random_device{}();
     return {cross, seed};
@@ -482,9 +486,10 @@ int run_campaign(const std::vector<std::string>& args) {
     if (question)
         r.proved = campaign.settle(*pool, *question, report, every);
     else
-        r.value = campaign.run(*pool, vm.count("guess") ? guess_option(vm, m, n, 0)
-                                                        : Solver(m, rule, o).estimate(start),
-                               report, every);
+        r.value = campaign.run(
+            *pool,
+            vm.count("guess") ? guess_option(vm, m, n, 0) : Solver(m, rule, o).estimate(start),
+            report, every);
     r.progress = campaign.progress();
     if (progress_log) append_csv(dir, r.progress);
     if (const std::string why = campaign.trace_error(); !why.empty())

@@ -132,8 +132,7 @@ int verify_manifest(const po::variables_map& vm, const db::VerifyOptions& o) {
     const std::string file = vm["manifest"].as<std::string>();
     const auto manifest = db::read_manifest(file);
     auto res = db::check_manifest(o.dir, manifest, o.m, o.rule);
-    if (res.checked == 0)
-        res.problems.push_back(o.dir + ": holds no layer listed in " + file);
+    if (res.checked == 0) res.problems.push_back(o.dir + ": holds no layer listed in " + file);
     for (const auto& p : res.problems) std::cerr << "kalah verify-db: " << p << "\n";
     const bool ok = res.problems.empty();
     if (vm.count("json")) {

@@ -3,8 +3,8 @@
 #include <iostream>
 
 #include "analysis/analysis.h"
-#include "cli/command.h"
 #include "analysis/reports.h"
+#include "cli/command.h"
 
 namespace kalah::cli {
 using namespace kalah::analysis;

@@ -5,8 +5,8 @@
 #include <random>
 #include <sstream>
 
-#include "analysis/text.h"
 #include "analysis/analysis.h"
+#include "analysis/text.h"
 #include "cli/command.h"
 
 namespace kalah::cli {
@@ -36,7 +36,8 @@ std::string join_best(const std::vector<MoveValue>& mv, Side s) {
 
 std::string outcome_for(int margin) {
     if (margin == 0) return "a draw";
-    return std::string(margin > 0 ? "you win by " : "you lose by ") + std::to_string(std::abs(margin));
+    return std::string(margin > 0 ? "you win by " : "you lose by ") +
+           std::to_string(std::abs(margin));
 }
 
 int run(const std::vector<std::string>& args) {
@@ -44,11 +45,10 @@ int run(const std::vector<std::string>& args) {
     add_game_options(opts, false);
     po::options_description expert("expert options");
     add_solver_options(opts, expert);
-    opts.add_options()
-        ("level", po::value<std::string>()->default_value("medium"),
-         "engine strength: easy, medium, hard or perfect")
-        ("side", po::value<std::string>()->default_value("A"), "your side: A (moves first) or B")
-        ("seed", po::value<uint64_t>(), "random seed of the engine's choices (default: random)");
+    opts.add_options()("level", po::value<std::string>()->default_value("medium"),
+                       "engine strength: easy, medium, hard or perfect")(
+        "side", po::value<std::string>()->default_value("A"), "your side: A (moves first) or B")(
+        "seed", po::value<uint64_t>(), "random seed of the engine's choices (default: random)");
     po::variables_map vm;
     if (!parse_options(
             "play",
@@ -65,8 +65,8 @@ int run(const std::vector<std::string>& args) {
     const std::string side_text = vm["side"].as<std::string>();
     if (side_text != "A" && side_text != "B" && side_text != "a" && side_text != "b")
         throw InputError("--side must be A or B, not '" + side_text + "'");
-    const Side person = std::toupper(static_cast<unsigned char>(side_text[0])) == 'A' ? Side::South
-                                                                                      : Side::North;
+    const Side person =
+        std::toupper(static_cast<unsigned char>(side_text[0])) == 'A' ? Side::South : Side::North;
     const uint64_t seed = vm.count("seed") ? vm["seed"].as<uint64_t>() : std::random_device{}();
     SolverSetup setup = make_solver(vm, "play", start, rule, false);
     Solver& solver = *setup.solver;

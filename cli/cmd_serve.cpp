@@ -55,9 +55,9 @@ HttpResponse asset(const HttpRequest& req, const char* body, const char* type) {
     if (!range) return r;
     const auto span = single_range(*range, r.body.size());
     if (!span) {
-        HttpResponse refused = json_response(416, error_json(range->find(',') != std::string::npos
-                                                                 ? "at most one range"
-                                                                 : "range not satisfiable"));
+        HttpResponse refused = json_response(
+            416, error_json(range->find(',') != std::string::npos ? "at most one range"
+                                                                  : "range not satisfiable"));
         refused.headers.emplace_back("Content-Range", "bytes */" + std::to_string(r.body.size()));
         refused.close = true;
         return refused;
@@ -104,20 +104,21 @@ HttpResponse answer(const HttpRequest& req, HttpCall& call, Api& api, PerClient&
             return r;
         }
         std::smatch m;
-        if (!std::regex_match(req.path, m, api_path)) return json_response(404, error_json("not found"));
+        if (!std::regex_match(req.path, m, api_path))
+            return json_response(404, error_json("not found"));
         const std::string name = m[1];
         // What the server holds now, outside --per-client: a client can see its own
         // request in flight (the API test waits on it).
         if (name == "load") {
             const Api::Load l = api.load();
-            return json_response(200, analysis::json_line({{"searching", l.searching},
-                                                           {"waiting", l.waiting}}));
+            return json_response(
+                200, analysis::json_line({{"searching", l.searching}, {"waiting", l.waiting}}));
         }
         if (!per_client.enter(req.remote_address)) {
-            HttpResponse r = json_response(
-                429, error_json("too many requests from " + req.remote_address + " at once (" +
-                                std::to_string(per_client_cap) +
-                                " running or waiting); try again later"));
+            HttpResponse r =
+                json_response(429, error_json("too many requests from " + req.remote_address +
+                                              " at once (" + std::to_string(per_client_cap) +
+                                              " running or waiting); try again later"));
             r.headers.emplace_back("Retry-After", "1");
             return r;
         }
@@ -149,8 +150,8 @@ void ensure_descriptors(int max_connections) {
     rlimit lim{};
     if (getrlimit(RLIMIT_NOFILE, &lim) != 0 || lim.rlim_cur >= need) return;
     if (lim.rlim_max != RLIM_INFINITY && lim.rlim_max < need)
-        throw InputError("--max-connections " + std::to_string(max_connections) +
-                         " needs " + std::to_string(need) + " open files; this process may have " +
+        throw InputError("--max-connections " + std::to_string(max_connections) + " needs " +
+                         std::to_string(need) + " open files; this process may have " +
                          std::to_string(lim.rlim_max) + " (ulimit -n)");
     lim.rlim_cur = need;
     if (setrlimit(RLIMIT_NOFILE, &lim) != 0)

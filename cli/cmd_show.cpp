@@ -1,9 +1,9 @@
 // `kalah show`: replay moves from a position and draw the board.
 #include <iostream>
 
+#include "analysis/reports.h"
 #include "analysis/text.h"
 #include "cli/command.h"
-#include "analysis/reports.h"
 
 namespace kalah::cli {
 using namespace kalah::analysis;
@@ -15,8 +15,8 @@ int run(const std::vector<std::string>& args) {
     add_game_options(opts);
     opts.add_options()("json", "print a JSON object instead of the board");
     po::variables_map vm;
-    if (!parse_options("show", "[--pits M --seeds N | --position P] [--moves \"A3 A6 ...\"]",
-                       opts, args, vm))
+    if (!parse_options("show", "[--pits M --seeds N | --position P] [--moves \"A3 A6 ...\"]", opts,
+                       args, vm))
         return 0;
     Rule rule;
     std::vector<PlayedMove> played;

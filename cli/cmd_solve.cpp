@@ -120,8 +120,7 @@ int run_solve(const std::vector<std::string>& args) {
         return 0;
     }
     std::cout << "Kalah(" << m << "," << n << "), rule " << rule_name(rule) << "\n"
-              << "value: " << signed_value(value) << " (" << result_letter(value)
-              << " for South)\n"
+              << "value: " << signed_value(value) << " (" << result_letter(value) << " for South)\n"
               << "best first turn: " << t.best_turn << "\n"
               << "pv: " << t.line << "\n"
               << "final score: " << sa << "-" << sb << "\n"
@@ -162,16 +161,21 @@ int run_query(const std::vector<std::string>& args) {
                   << final_store(b, Side::North) << ": value " << value << "\n";
         return 0;
     }
-    std::cout << "value: " << signed_value(value) << " (South's final margin), " << to_move << " to move\n";
+    std::cout << "value: " << signed_value(value) << " (South's final margin), " << to_move
+              << " to move\n";
     for (const auto& mv : moves)
-        std::cout << "  " << mv.text << std::string(mv.text.size() < 8 ? 8 - mv.text.size() : 1, ' ')
-                  << signed_value(mv.value) << (is_best(mv.value) ? "  best" : "")
-                  << "\n";
+        std::cout << "  " << mv.text
+                  << std::string(mv.text.size() < 8 ? 8 - mv.text.size() : 1, ' ')
+                  << signed_value(mv.value) << (is_best(mv.value) ? "  best" : "") << "\n";
     return 0;
 }
 
-int guarded_solve(const std::vector<std::string>& args) { return guarded("solve", run_solve, args); }
-int guarded_query(const std::vector<std::string>& args) { return guarded("query", run_query, args); }
+int guarded_solve(const std::vector<std::string>& args) {
+    return guarded("solve", run_solve, args);
+}
+int guarded_query(const std::vector<std::string>& args) {
+    return guarded("query", run_query, args);
+}
 const RegisterCommand reg_solve({"solve", "solve Kalah(m,n) exactly: value, best turn, PV",
                                  guarded_solve});
 const RegisterCommand reg_query({"query", "exact value of a position and of each legal move",

@@ -376,5 +376,4 @@ SolverSetup make_solver(const po::variables_map& vm, const std::string& cmd, con
     return s;
 }
 
-
 }  // namespace kalah::cli

@@ -40,8 +40,7 @@ void add_question_option(boost::program_options::options_description& opts,
 // --prove's question, or nothing (the exact value); an InputError for a bad one.
 std::optional<Question> question_option(const boost::program_options::variables_map& vm);
 // --guess B, the first MTD(f) guess, with the command's own help line.
-void add_guess_option(boost::program_options::options_description& expert,
-                      const std::string& help);
+void add_guess_option(boost::program_options::options_description& expert, const std::string& help);
 // The start of Kalah(m,n), with --pits/--seeds range errors as InputError.
 Board checked_start(int m, int n);
 // --guess (South's margin, the first MTD(f) guess) if given, else `otherwise`; checked to

@@ -58,7 +58,7 @@ struct MoveList {
 };
 
 class Board {
-public:
+  public:
     Board() = default;
     // Start position of Kalah(m,n): n seeds in every pit, South to move.
     static Board start(int m, int n);
@@ -72,7 +72,9 @@ public:
     Cells cells() const { return cells_; }
 
     // Slot access in the mover's view (see layout).
-    int slot(int i) const { return static_cast<int>(static_cast<uint64_t>(cells_ >> (8 * i)) & 0xff); }
+    int slot(int i) const {
+        return static_cast<int>(static_cast<uint64_t>(cells_ >> (8 * i)) & 0xff);
+    }
     int own_pit(int i) const { return slot(i); }
     int opp_pit(int i) const { return slot(m_ + 1 + i); }
     int own_store() const { return slot(m_); }
@@ -108,7 +110,7 @@ public:
         return cells_ == o.cells_ && m_ == o.m_ && to_move_ == o.to_move_;
     }
 
-private:
+  private:
     Cells own_row() const;
     Cells opp_row() const;
     void sweep();

@@ -78,7 +78,8 @@ void unguard(int slot) {
 
 HugePages::HugePages(size_t bytes) {
     const size_t raw_bytes = bytes + kHuge;
-    void* raw = mmap(nullptr, raw_bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    void* raw =
+        mmap(nullptr, raw_bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     if (raw == MAP_FAILED) throw std::bad_alloc();
     raw_ = raw;
     raw_bytes_ = raw_bytes;

@@ -12,7 +12,7 @@ namespace kalah {
 // results/db.md). Throws std::bad_alloc when the mapping fails. Move-only; unmaps on
 // destruction. A default-constructed one holds nothing (data() == nullptr).
 class HugePages {
-public:
+  public:
     HugePages() = default;
     explicit HugePages(size_t bytes);
     ~HugePages();

@@ -39,64 +39,67 @@ double cpu_now() {
 
 std::string fmt_duration(double sec) {
     char buf[32];
-    if (sec < 60) std::snprintf(buf, sizeof buf, "%.1fs", sec);
-    else if (sec < 3600) std::snprintf(buf, sizeof buf, "%dm%02ds", int(sec) / 60, int(sec) % 60);
-    else std::snprintf(buf, sizeof buf, "%dh%02dm", int(sec) / 3600, int(sec) / 60 % 60);
+    if (sec < 60)
+        std::snprintf(buf, sizeof buf, "%.1fs", sec);
+    else if (sec < 3600)
+        std::snprintf(buf, sizeof buf, "%dm%02ds", int(sec) / 60, int(sec) % 60);
+    else
+        std::snprintf(buf, sizeof buf, "%dh%02dm", int(sec) / 3600, int(sec) / 60 % 60);
     return buf;
 }
 
 // One layer under construction: the memo is `cur`, the lower layers are complete.
 class LayerBuilder {
-public:
-  LayerBuilder(Rule rule, int s, int8_t* cur, const LayerSet& lower)
-      : rule_(rule), s_(s), cur_(cur), lower_(lower) {}
+  public:
+    LayerBuilder(Rule rule, int s, int8_t* cur, const LayerSet& lower)
+        : rule_(rule), s_(s), cur_(cur), lower_(lower) {}
 
-  // Value of the pits of b (zero stores), whose rank in this layer is r.
-  int value(const Board& b, uint64_t r) {
-      std::atomic_ref<int8_t> slot(cur_[r]);
-      const int8_t known = slot.load(std::memory_order_relaxed);
-      if (known != kUnknown) return known;
-      int best;
-      if (b.over()) {
-          best = b.seeds_in_row_own() - b.seeds_in_row_opp();
-      } else {
-          // Two passes: play every move and prefetch the lower-layer entries (random
-          // reads in layers of up to a GB), then combine. Per move: its step (gain, extra
-          // move, game over) and where the child's value is.
-          struct Child {
-              Board pits;
-              MoveStep step;
-              int s2;
-              uint64_t r2;
-          };
-          Child kids[kMaxPits];
-          int count = 0;
-          for (unsigned mask = b.legal_mask(); mask; mask &= mask - 1) {
-              Board c = b;
-              Child& k = kids[count++];
-              k.step = play_step_from_pits(c, __builtin_ctz(mask), rule_);
-              if (k.step.over) continue;
-              k.s2 = s_ - c.own_store() - c.opp_store();
-              k.pits = c.without_stores();
-              k.r2 = rank_board(k.pits);
-              if (k.s2 != s_) lower_.prefetch(k.s2, k.r2);
-          }
-          best = -1000;
-          for (int i = 0; i < count; ++i) {
-              const Child& k = kids[i];
-              int v = k.step.gain;  // the final margin if the move ends the game
-              if (!k.step.over) {
-                  const int child = k.s2 == s_ ? value(k.pits, k.r2) : lower_.get(k.s2, k.r2);
-                  v = k.step.value(child);
-              }
-              if (v > best) best = v;
-          }
-      }
-      slot.store(static_cast<int8_t>(best), std::memory_order_relaxed);
-      return best;
-  }
+    // Value of the pits of b (zero stores), whose rank in this layer is r.
+    int value(const Board& b, uint64_t r) {
+        std::atomic_ref<int8_t> slot(cur_[r]);
+        const int8_t known = slot.load(std::memory_order_relaxed);
+        if (known != kUnknown) return known;
+        int best;
+        if (b.over()) {
+            best = b.seeds_in_row_own() - b.seeds_in_row_opp();
+        } else {
+            // Two passes: play every move and prefetch the lower-layer entries (random
+            // reads in layers of up to a GB), then combine. Per move: its step (gain, extra
+            // move, game over) and where the child's value is.
+            struct Child {
+                Board pits;
+                MoveStep step;
+                int s2;
+                uint64_t r2;
+            };
+            Child kids[kMaxPits];
+            int count = 0;
+            for (unsigned mask = b.legal_mask(); mask; mask &= mask - 1) {
+                Board c = b;
+                Child& k = kids[count++];
+                k.step = play_step_from_pits(c, __builtin_ctz(mask), rule_);
+                if (k.step.over) continue;
+                k.s2 = s_ - c.own_store() - c.opp_store();
+                k.pits = c.without_stores();
+                k.r2 = rank_board(k.pits);
+                if (k.s2 != s_) lower_.prefetch(k.s2, k.r2);
+            }
+            best = -1000;
+            for (int i = 0; i < count; ++i) {
+                const Child& k = kids[i];
+                int v = k.step.gain;  // the final margin if the move ends the game
+                if (!k.step.over) {
+                    const int child = k.s2 == s_ ? value(k.pits, k.r2) : lower_.get(k.s2, k.r2);
+                    v = k.step.value(child);
+                }
+                if (v > best) best = v;
+            }
+        }
+        slot.store(static_cast<int8_t>(best), std::memory_order_relaxed);
+        return best;
+    }
 
-private:
+  private:
     Rule rule_;
     int s_;
     int8_t* cur_;
@@ -201,10 +204,11 @@ BuildOptions::Lower lower_layers_of(const BuildOptions& opts) {
     int fit = opts.max_seeds;
     while (fit > 0 && !fits(fit, least)) --fit;
     char buf[160];
-    std::snprintf(buf, sizeof buf,
-                  "layers 0..%d need %.2f GiB, above --memory-gb %.2f (at most --max-seeds %d fits)",
-                  opts.max_seeds, build_memory_bytes(opts.m, opts.max_seeds, least) / double(1ull << 30),
-                  opts.memory_gb, fit);
+    std::snprintf(
+        buf, sizeof buf,
+        "layers 0..%d need %.2f GiB, above --memory-gb %.2f (at most --max-seeds %d fits)",
+        opts.max_seeds, build_memory_bytes(opts.m, opts.max_seeds, least) / double(1ull << 30),
+        opts.memory_gb, fit);
     throw std::invalid_argument(buf);
 }
 
@@ -239,8 +243,7 @@ bool entry_present(const std::string& path) {
 void refuse_unless_regular(const std::string& path) {
     std::string why;
     const int fd = open_regular_file(path, O_RDONLY, &why);
-    if (fd < 0)
-        throw FormatError(std::filesystem::path(path).filename().string() + ": " + why);
+    if (fd < 0) throw FormatError(std::filesystem::path(path).filename().string() + ": " + why);
     ::close(fd);
 }
 

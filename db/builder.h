@@ -81,12 +81,12 @@ struct BuildOptions {
     std::string dir = "kalah-db";
     int m = 6;
     Rule rule = Rule::Standard;
-    int max_seeds = 0;       // K: layers 0..K
-    int threads = 0;         // 0: OpenMP default
-    double memory_gb = 16;   // bound on the memory of the build, GiB
+    int max_seeds = 0;                        // K: layers 0..K
+    int threads = 0;                          // 0: OpenMP default
+    double memory_gb = 16;                    // bound on the memory of the build, GiB
     uint32_t block_size = kDefaultBlockSize;  // entries per compressed block (db/format.h)
     int level = kDefaultZstdLevel;            // zstd level of the blocks
-    std::ostream* log = nullptr;  // progress lines (stderr in the CLI); nullptr: quiet
+    std::ostream* log = nullptr;              // progress lines (stderr in the CLI); nullptr: quiet
     // How the finished layers are held while the higher ones are built: one byte an entry;
     // packed in anonymous memory; or (Mapped) probed in place in their packed twins, mapped:
     // those pages are the page cache's, which the kernel may drop while the top layer is
@@ -105,10 +105,10 @@ struct BuildOptions {
 struct LayerStats {
     int s = 0;
     uint64_t entries = 0;
-    double seconds = 0;           // build (and write) time; 0 when the file was reused
-    double cpu_seconds = 0;       // process CPU time of the same (all threads)
+    double seconds = 0;      // build (and write) time; 0 when the file was reused
+    double cpu_seconds = 0;  // process CPU time of the same (all threads)
     uint64_t compressed_bytes = 0;
-    bool reused = false;          // a valid file was already there (resume)
+    bool reused = false;  // a valid file was already there (resume)
     // kh64 (db/format.h) of the layer's decoded values, one byte each in rank order: the
     // same for every correct build of the layer, whatever the block size or zstd level.
     uint64_t value_hash = 0;

@@ -25,7 +25,7 @@ namespace {
 // never see a half-written block. Slot of (layer, block): block + a per-layer offset, so
 // consecutive blocks of one layer never evict each other.
 class BlockCache {
-public:
+  public:
     BlockCache(size_t slots, uint32_t block_size) : slots_(std::max<size_t>(slots, 1)) {
         for (auto& s : slots_) s.data.resize(block_size);
     }
@@ -45,7 +45,7 @@ public:
         return slot.data[offset];
     }
 
-private:
+  private:
     struct Slot {
         std::mutex mutex;
         uint64_t key = ~0ull;
@@ -55,7 +55,7 @@ private:
 };
 
 class FileDatabase final : public Database {
-public:
+  public:
     FileDatabase(int m, Rule rule) : m_(m), rule_(rule) {}
 
     int pits() const override { return m_; }
@@ -181,8 +181,8 @@ public:
         // Resident layer in lines (db/lines.h, 0.67 bytes an entry), or empty.
         LineLayer lines;
         bool is_lines = false;
-        std::string twin_name;              // the packed twin's file name, when read from it
-        std::unique_ptr<LayerFile> file;    // kept open when not resident
+        std::string twin_name;            // the packed twin's file name, when read from it
+        std::unique_ptr<LayerFile> file;  // kept open when not resident
     };
     std::vector<Layer> layers_;
     std::unique_ptr<BlockCache> cache_;
@@ -265,8 +265,8 @@ LineLayer line_layer(const PackedLayer& p, const std::string& twin_name) {
     LineLayer l = LineLayer::build_chunks(
         p.size(), p.seeds(), uint64_t(1) << 24, [&](uint64_t first, uint64_t count, int8_t* out) {
             // In pieces of whole groups (the chunks start on one), a piece a thread at a time.
-            const int64_t pieces = static_cast<int64_t>((count + PackedLayer::kGroup - 1) /
-                                                        PackedLayer::kGroup);
+            const int64_t pieces =
+                static_cast<int64_t>((count + PackedLayer::kGroup - 1) / PackedLayer::kGroup);
 #pragma omp parallel for schedule(static)
             for (int64_t i = 0; i < pieces; ++i) {
                 const uint64_t at = uint64_t(i) * PackedLayer::kGroup;
@@ -345,19 +345,22 @@ bool twin_current(const std::string& dir, int m, Rule rule, int s, const LayerFi
 
 // Step 3: how the layers are held in memory.
 struct Holding {
-    char form;                  // 'r' one byte an entry, 'p' packed, 'l' lines (held_as)
-    PackedLayer::Load load;     // packed twins copied or mapped
-    uint64_t resident_budget;   // bytes for resident layers
-    int raw_from = 1 << 30;     // layers s >= raw_from one byte an entry, whatever `form` says
+    char form;                 // 'r' one byte an entry, 'p' packed, 'l' lines (held_as)
+    PackedLayer::Load load;    // packed twins copied or mapped
+    uint64_t resident_budget;  // bytes for resident layers
+    int raw_from = 1 << 30;    // layers s >= raw_from one byte an entry, whatever `form` says
     char form_of(int s) const { return s < raw_from ? form : 'r'; }
     // What layer s of n entries is expected to take before it is read (a packed layer's
     // size is known only once packed: results/db.md, "Packed layers in memory"; a line
     // layer's escapes, 96 bytes each, are rare in deep layers).
     uint64_t estimate(int s, uint64_t n) const {
         switch (form_of(s)) {
-            case 'p': return n / 2 + n / 16 + 4096;
-            case 'l': return (n + LineLayer::kLine - 1) / LineLayer::kLine * 64 + n / 64 + 4096;
-            default: return n;
+            case 'p':
+                return n / 2 + n / 16 + 4096;
+            case 'l':
+                return (n + LineLayer::kLine - 1) / LineLayer::kLine * 64 + n / 64 + 4096;
+            default:
+                return n;
         }
     }
 };
@@ -380,10 +383,10 @@ Holding choose_holding(const std::vector<std::unique_ptr<LayerFile>>& files, boo
                  ? 'p'
                  : 'r';
     // Lines are built from the twins mapped (read once, then unmapped).
-    h.load = layout == Layout::Mapped || layout == Layout::Lines ||
-                     (layout == Layout::Auto && twins)
-                 ? PackedLayer::Load::Mapped
-                 : PackedLayer::Load::Copy;
+    h.load =
+        layout == Layout::Mapped || layout == Layout::Lines || (layout == Layout::Auto && twins)
+            ? PackedLayer::Load::Mapped
+            : PackedLayer::Load::Copy;
     // The top layers one byte an entry while they fit in raw_top_bytes: the search's probes
     // fall mostly in the layers just below its nodes, the largest ones.
     uint64_t raw_top = 0;
@@ -471,8 +474,8 @@ void add_block_cache(FileDatabase& db, uint64_t used, size_t memory_bytes) {
     uint64_t slot = 1;
     for (const auto& l : db.layers_)
         if (l.file)
-            slot = std::max<uint64_t>(slot, std::min<uint64_t>(l.file->header().block_size,
-                                                               l.file->header().entries));
+            slot = std::max<uint64_t>(
+                slot, std::min<uint64_t>(l.file->header().block_size, l.file->header().entries));
     const uint64_t cache_bytes = memory_bytes > used ? memory_bytes - used : 0;
     db.cache_ = std::make_unique<BlockCache>(std::max<uint64_t>(cache_bytes / slot, 64),
                                              static_cast<uint32_t>(slot));

@@ -167,8 +167,8 @@ std::vector<std::string> remove_stale_temporaries(const std::string& dir, int m,
     return removed;
 }
 
-void write_layer(const std::string& path, int m, Rule rule, int s, const int8_t* values,
-                 uint64_t n, uint32_t block_size, int level) {
+void write_layer(const std::string& path, int m, Rule rule, int s, const int8_t* values, uint64_t n,
+                 uint32_t block_size, int level) {
     const uint64_t block_count64 = (n + block_size - 1) / block_size;
     const auto block_count = static_cast<uint32_t>(block_count64);
     std::vector<std::string> frames(block_count);
@@ -299,16 +299,15 @@ std::unique_ptr<LayerFile> LayerFile::open(const std::string& path, int m, Rule 
     h.header_checksum = get_u64(head + 40);
     h.file_checksum = get_u64(head + 48);
     if (h.m != m || h.rule != rule || h.s != s)
-        throw bad("holds m=" + std::to_string(h.m) + " " + rule_name(h.rule) + " s=" +
-                  std::to_string(h.s) + ", expected m=" + std::to_string(m) + " " +
+        throw bad("holds m=" + std::to_string(h.m) + " " + rule_name(h.rule) +
+                  " s=" + std::to_string(h.s) + ", expected m=" + std::to_string(m) + " " +
                   rule_name(rule) + " s=" + std::to_string(s));
     if (h.encoding != 0) throw bad("unknown entry encoding " + std::to_string(h.encoding));
     if (h.entries != layer_size(2 * m, s)) throw bad("wrong entry count");
     if (h.block_size > kMaxBlockSize)
         throw bad("block size " + std::to_string(h.block_size) + " above the maximum " +
                   std::to_string(kMaxBlockSize));
-    if (h.block_size == 0 ||
-        h.block_count != (h.entries + h.block_size - 1) / h.block_size)
+    if (h.block_size == 0 || h.block_count != (h.entries + h.block_size - 1) / h.block_size)
         throw bad("inconsistent block size/count");
     // block_count < 2^32 and records are 24 bytes: no overflow in 64 bits.
     const uint64_t index_bytes = uint64_t{kIndexRecordBytes} * h.block_count;

@@ -121,13 +121,12 @@ std::vector<std::string> remove_stale_temporaries(const std::string& dir, int m,
 // temp_layer_path(path, getpid()), fsync, rename into place, fsync the directory. Throws
 // std::runtime_error on a failed write (the temp file is removed, `path` untouched).
 // Blocks are compressed in parallel; the bytes depend only on the arguments.
-void write_layer(const std::string& path, int m, Rule rule, int s, const int8_t* values,
-                 uint64_t n, uint32_t block_size = kDefaultBlockSize,
-                 int level = kDefaultZstdLevel);
+void write_layer(const std::string& path, int m, Rule rule, int s, const int8_t* values, uint64_t n,
+                 uint32_t block_size = kDefaultBlockSize, int level = kDefaultZstdLevel);
 
 // An open layer file. Thread-safe reads (pread).
 class LayerFile {
-public:
+  public:
     // Checks the header, the block index and the file size against (m, rule, s); the
     // payload is checked block by block as it is read. Throws FormatError.
     static std::unique_ptr<LayerFile> open(const std::string& path, int m, Rule rule, int s);
@@ -148,7 +147,7 @@ public:
     // The same into out[0 .. entries-1].
     void read_all_into(int8_t* out) const;
 
-private:
+  private:
     LayerFile() = default;
     std::string path_;
     int fd_ = -1;

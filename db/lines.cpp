@@ -166,7 +166,8 @@ void LineLayer::unpack(int8_t* out) const {
             const unsigned lo = (head >> (10 * k)) & 127, w = (head >> (10 * k + 7)) & 7;
             for (unsigned i = 0; i < kBlock; ++i) {
                 unsigned x = 0;
-                for (unsigned b = 0; b < w; ++b, ++bit) x |= ((line[bit / 8] >> (bit % 8)) & 1u) << b;
+                for (unsigned b = 0; b < w; ++b, ++bit)
+                    x |= ((line[bit / 8] >> (bit % 8)) & 1u) << b;
                 const unsigned j = k * kBlock + i;
                 if (j < count) out[r0 + j] = static_cast<int8_t>(2 * static_cast<int>(lo + x) - s_);
             }

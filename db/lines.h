@@ -38,7 +38,7 @@ namespace kalah::db {
 class LineLayer {
   public:
     static constexpr int kBlock = 32;
-    static constexpr int kLine = 96;  // entries a line
+    static constexpr int kLine = 96;            // entries a line
     static constexpr unsigned kMaxWidths = 15;  // the widths a line's 480 data bits hold
 
     LineLayer() = default;

@@ -35,8 +35,8 @@ std::vector<ManifestEntry> read_manifest(const std::string& path);
 uint64_t layer_value_hash(const std::string& path, int m, Rule rule, int s);
 
 struct ManifestCheck {
-    int checked = 0;  // layers found in dir whose hash was compared
-    int missing = 0;  // manifest layers (of the selected m and rule) not in dir
+    int checked = 0;                    // layers found in dir whose hash was compared
+    int missing = 0;                    // manifest layers (of the selected m and rule) not in dir
     std::vector<std::string> problems;  // each names its layer file
 };
 

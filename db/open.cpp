@@ -43,10 +43,12 @@ std::string describe(const Database& d, const std::string& dir) {
         const std::string run = "layers " + std::to_string(lo) + ".." + std::to_string(hi);
         if (how == 'p') s += run + " packed, ";
         if (how == 'l') s += run + " in lines, ";
-        if (how == 'c') s += run + " read through a block cache (they do not fit in --db-memory-gb), ";
+        if (how == 'c')
+            s += run + " read through a block cache (they do not fit in --db-memory-gb), ";
     }
     char held[64];
-    std::snprintf(held, sizeof held, "%.2f GiB in memory)", double(d.memory_bytes()) / double(1ull << 30));
+    std::snprintf(held, sizeof held, "%.2f GiB in memory)",
+                  double(d.memory_bytes()) / double(1ull << 30));
     return s + held;
 }
 

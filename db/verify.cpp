@@ -162,8 +162,9 @@ VerifyResult verify_database(const VerifyOptions& opts) {
         const Rule rule = matched ? parse_rule(mt[2]) : Rule::Standard;
         const int s = matched ? std::stoi(mt[3]) : 0;
         if (!matched || name != layer_file_name(m, rule, s)) {
-            res.problems.push_back(name + ": unrecognised file name, not checked (layer files are "
-                                          "named kalah-m<M>-<rule>-s<S>.kdb, no leading zeros)");
+            res.problems.push_back(name +
+                                   ": unrecognised file name, not checked (layer files are "
+                                   "named kalah-m<M>-<rule>-s<S>.kdb, no leading zeros)");
             continue;
         }
         if (opts.m != 0 && m != opts.m) continue;

@@ -13,19 +13,19 @@ namespace kalah::db {
 
 struct VerifyOptions {
     std::string dir = "kalah-db";
-    int m = 0;                   // 0: every m found in dir
-    std::optional<Rule> rule;    // empty: every rule found
-    int threads = 0;             // 0: OpenMP default
+    int m = 0;                 // 0: every m found in dir
+    std::optional<Rule> rule;  // empty: every rule found
+    int threads = 0;           // 0: OpenMP default
     // 0: re-derive every entry; N > 0: N entries a layer (all of a smaller layer), at ranks
     // drawn by a fixed generator (the same ranks on every run).
     uint64_t sample = 0;
-    std::ostream* log = nullptr; // one line per file checked
+    std::ostream* log = nullptr;  // one line per file checked
 };
 
 struct VerifyResult {
-    uint64_t files = 0;          // layer files that checked out
-    uint64_t twins = 0;          // packed twins (.kpk) equal to their layer files
-    uint64_t entries = 0;        // entries re-derived (all, or the sampled ones)
+    uint64_t files = 0;                 // layer files that checked out
+    uint64_t twins = 0;                 // packed twins (.kpk) equal to their layer files
+    uint64_t entries = 0;               // entries re-derived (all, or the sampled ones)
     std::vector<std::string> problems;  // each names its file; empty when all is well
     bool ok() const { return problems.empty() && files > 0; }
 };

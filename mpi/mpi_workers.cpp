@@ -248,8 +248,8 @@ void MpiWorkers::on_record(int rank, const Task& t, const campaign::JobRecord& r
     }
     const int liar = *verdict == c.lower ? rank : h.worker;
     if (liar == rank) release(t.primary);  // the record stands
-    refuse(liar, dispute + ", and the manager's re-run proved " +
-                     (*verdict ? "v >= " : "v < ") + std::to_string(c.t));
+    refuse(liar, dispute + ", and the manager's re-run proved " + (*verdict ? "v >= " : "v < ") +
+                     std::to_string(c.t));
 }
 
 campaign::JobRecord MpiWorkers::wait() {

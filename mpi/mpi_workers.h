@@ -64,7 +64,6 @@ std::vector<uint64_t> database_fingerprint(const std::string& dir, int m, Rule r
 // rank 0's, else (on rank 0) which rank and layer differ.
 std::string compare_fingerprints(const std::vector<uint64_t>& mine);
 
-
 // Rank 0: the workers of ranks 1..size-1, one job each in flight.
 class MpiWorkers : public campaign::WorkerPool {
   public:
@@ -103,8 +102,8 @@ class MpiWorkers : public campaign::WorkerPool {
     void on_record(int rank, const Task& t, const campaign::JobRecord& r);
 
     CrossCheck check_;
-    std::vector<Task> queue_;       // checks first, then the manager's jobs in order
-    std::map<int, Task> running_;   // by rank
+    std::vector<Task> queue_;        // checks first, then the manager's jobs in order
+    std::map<int, Task> running_;    // by rank
     std::map<uint64_t, Held> jobs_;  // the manager's jobs not yet returned
     std::vector<std::pair<campaign::JobRecord, int>> ready_;
     std::vector<bool> refused_, stopped_;

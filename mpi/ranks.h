@@ -63,8 +63,8 @@ std::unique_ptr<campaign::WorkerPool> make_workers(const RankDatabase& db, Cross
 
 // What the cross-checks of a pool of make_workers came to (all zero for any other pool).
 struct CrossCheckAccount {
-    uint64_t agreed = 0;     // records another worker's check agreed with
-    uint64_t unsettled = 0;  // checks over a budget
+    uint64_t agreed = 0;       // records another worker's check agreed with
+    uint64_t unsettled = 0;    // checks over a budget
     std::vector<int> refused;  // ranks proved wrong and given no more jobs
 };
 CrossCheckAccount cross_check_account(const campaign::WorkerPool& pool);

@@ -90,8 +90,9 @@ void split_target(const std::string& target, HttpRequest& req) {
         if (pair.empty()) continue;
         const size_t eq = pair.find('=');
         req.params.emplace(percent_decode(pair.substr(0, eq), true),
-                           eq == std::string_view::npos ? std::string()
-                                                        : percent_decode(pair.substr(eq + 1), true));
+                           eq == std::string_view::npos
+                               ? std::string()
+                               : percent_decode(pair.substr(eq + 1), true));
     }
 }
 
@@ -219,8 +220,7 @@ struct Job : HttpCall, std::enable_shared_from_this<Job> {
     std::condition_variable written;
     enum class Emit { Idle, Pending, Ok, Failed } emit_state = Emit::Idle;
 
-    Job(asio::io_context& io_context)
-        : work(asio::make_work_guard(io_context)), io(io_context) {}
+    Job(asio::io_context& io_context) : work(asio::make_work_guard(io_context)), io(io_context) {}
     const std::atomic<bool>& cancelled() const override { return cancel; }
     bool emit(const std::string& event) override;
 };
@@ -239,9 +239,10 @@ struct HttpServer::Impl : std::enable_shared_from_this<HttpServer::Impl> {
     bool stopping = false;               // io thread
 
     Impl(HttpOptions o, HttpHandler h) : opt(std::move(o)), handler(std::move(h)) {
-        if (!opt.error_body) opt.error_body = [](const std::string& m) {
-            return "{\"error\":\"" + log_safe(m) + "\"}";
-        };
+        if (!opt.error_body)
+            opt.error_body = [](const std::string& m) {
+                return "{\"error\":\"" + log_safe(m) + "\"}";
+            };
     }
     void accept();
     void do_stop();
@@ -258,9 +259,9 @@ struct Connection : std::enable_shared_from_this<Connection> {
     unsigned timer_generation = 0;
     asio::steady_timer watch_timer;
     bool watching = false;
-    bool peer_done = false;          // the client's FIN read: it sends no more requests
-    bool probed = false;             // kProbe sent
-    bool stream_head_sent = false;   // the request's answer is a stream, under way
+    bool peer_done = false;         // the client's FIN read: it sends no more requests
+    bool probed = false;            // kProbe sent
+    bool stream_head_sent = false;  // the request's answer is a stream, under way
     State state = State::Head;
     std::string in;  // read, not yet parsed
     char chunk[kReadChunk];
@@ -269,9 +270,9 @@ struct Connection : std::enable_shared_from_this<Connection> {
     // The head being read: how far `in` has been scanned for the ends of the request line
     // and of the head, so that each byte is looked at once however the head trickles in.
     size_t scanned = 0;
-    int end_matched = 0;                   // bytes of "\r\n\r\n" ending at in[scanned - 1]
-    size_t line_end = std::string::npos;   // where the request line's CRLF starts
-    size_t head_end = std::string::npos;   // one past the head's CRLF CRLF
+    int end_matched = 0;                  // bytes of "\r\n\r\n" ending at in[scanned - 1]
+    size_t line_end = std::string::npos;  // where the request line's CRLF starts
+    size_t head_end = std::string::npos;  // one past the head's CRLF CRLF
     size_t body_left = 0;
     std::shared_ptr<Job> job;  // the request on a worker, or being answered
     HttpRequest pending;       // the request whose body is being dropped
@@ -314,10 +315,10 @@ struct Connection : std::enable_shared_from_this<Connection> {
         if (reading || state == State::Closed) return;
         if (peer_done || in.size() >= read_cap()) return watch();
         reading = true;
-        socket.async_read_some(
-            asio::buffer(chunk), [self = shared_from_this()](boost::system::error_code ec, size_t n) {
-                self->on_read(ec, n);
-            });
+        socket.async_read_some(asio::buffer(chunk),
+                               [self = shared_from_this()](boost::system::error_code ec, size_t n) {
+                                   self->on_read(ec, n);
+                               });
     }
 
     void on_read(boost::system::error_code ec, size_t n) {
@@ -367,9 +368,9 @@ struct Connection : std::enable_shared_from_this<Connection> {
         scan_head();
         // Step 2. The request line, before the parser sees it: its own cap (414).
         if ((line_end == std::string::npos ? in.size() : line_end) > o.max_request_line)
-            return refuse(unparsed(), 414,
-                          "request line longer than " + std::to_string(o.max_request_line) +
-                              " bytes");
+            return refuse(
+                unparsed(), 414,
+                "request line longer than " + std::to_string(o.max_request_line) + " bytes");
         if (line_end == std::string::npos) return;
         // Step 3. The head, within max_head bytes (431), goes to Beast's parser once, whole.
         if (head_end == std::string::npos) {
@@ -406,7 +407,8 @@ struct Connection : std::enable_shared_from_this<Connection> {
         if (req.method != "GET" && req.method != "HEAD")
             return refuse(req, 405, "method not allowed: GET only", {{"Allow", "GET, HEAD"}});
         if (req.headers.size() > size_t(o.max_headers))
-            return refuse(req, 431, "more than " + std::to_string(o.max_headers) + " request headers");
+            return refuse(req, 431,
+                          "more than " + std::to_string(o.max_headers) + " request headers");
         if (parser.chunked()) return refuse(req, 413, "no request body (chunked)");
         const auto length = parser.content_length();
         if (length && *length > o.max_body)
@@ -488,10 +490,12 @@ struct Connection : std::enable_shared_from_this<Connection> {
                 res = server.handler(j->request, *j);
             } catch (const std::exception& e) {
                 if (server.opt.on_error) server.opt.on_error(j->request, e.what());
-                res = HttpResponse{500, "application/json", server.opt.error_body("internal error"), {}, false};
+                res = HttpResponse{
+                    500, "application/json", server.opt.error_body("internal error"), {}, false};
             } catch (...) {
                 if (server.opt.on_error) server.opt.on_error(j->request, "unknown exception");
-                res = HttpResponse{500, "application/json", server.opt.error_body("internal error"), {}, false};
+                res = HttpResponse{
+                    500, "application/json", server.opt.error_body("internal error"), {}, false};
             }
             asio::post(j->io, [j, res = std::move(res)]() mutable {
                 auto conn = std::move(j->conn);
@@ -533,7 +537,8 @@ struct Connection : std::enable_shared_from_this<Connection> {
     // The server's own refusal: the answer, then the connection closes.
     void refuse(const HttpRequest& req, int status, const std::string& why, Headers extra = {}) {
         disarm();
-        HttpResponse res{status, "application/json", server.opt.error_body(why), std::move(extra), true};
+        HttpResponse res{status, "application/json", server.opt.error_body(why), std::move(extra),
+                         true};
         state = State::Worker;  // nothing more is parsed
         respond(req, std::move(res), true);
     }
@@ -545,10 +550,10 @@ struct Connection : std::enable_shared_from_this<Connection> {
         // its client went away first. An answer with no client left to take it is
         // logged with its status (499 from the API) here, as respond() is not reached.
         if (server.opt.log && j.stream_started)
-            server.opt.log(j.request, state == State::Closed || j.cancel ||
-                                              j.emit_state == Job::Emit::Failed
-                                          ? 499
-                                          : 200);
+            server.opt.log(j.request,
+                           state == State::Closed || j.cancel || j.emit_state == Job::Emit::Failed
+                               ? 499
+                               : 200);
         else if (server.opt.log && state == State::Closed)
             server.opt.log(j.request, res.status);
         if (state == State::Closed) return;
@@ -561,27 +566,25 @@ struct Connection : std::enable_shared_from_this<Connection> {
     }
 
     void respond(const HttpRequest& req, HttpResponse res, bool close_after) {
-        auto bytes = std::make_shared<std::string>(
-            head_of(res.status, res.content_type, res.headers, res.body.size(), close_after,
-                    req.version));
+        auto bytes = std::make_shared<std::string>(head_of(
+            res.status, res.content_type, res.headers, res.body.size(), close_after, req.version));
         if (req.method != "HEAD") *bytes += res.body;
         if (server.opt.log) server.opt.log(req, res.status);
         state = State::Write;
         arm(server.opt.write_timeout);
-        asio::async_write(socket, asio::buffer(*bytes),
-                          [self = shared_from_this(), bytes, close_after](
-                              boost::system::error_code ec, size_t) {
-                              if (self->state == State::Closed) return;
-                              if (ec) return self->close();
-                              if (close_after) return self->linger();
-                              self->state = State::Head;
-                              self->arm(self->server.opt.idle_timeout);
-                              self->advance();
-                              if (self->peer_done &&
-                                  (self->state == State::Head || self->state == State::Body))
-                                  return self->close_done();
-                              self->read();
-                          });
+        asio::async_write(
+            socket, asio::buffer(*bytes),
+            [self = shared_from_this(), bytes, close_after](boost::system::error_code ec, size_t) {
+                if (self->state == State::Closed) return;
+                if (ec) return self->close();
+                if (close_after) return self->linger();
+                self->state = State::Head;
+                self->arm(self->server.opt.idle_timeout);
+                self->advance();
+                if (self->peer_done && (self->state == State::Head || self->state == State::Body))
+                    return self->close_done();
+                self->read();
+            });
     }
 
     // One event of a stream (io thread), after the answer's head for the first; the
@@ -603,13 +606,13 @@ struct Connection : std::enable_shared_from_this<Connection> {
         }
         *bytes += data;
         arm(server.opt.write_timeout);
-        asio::async_write(socket, asio::buffer(*bytes),
-                          [self = shared_from_this(), bytes, done](boost::system::error_code ec,
-                                                                   size_t) {
-                              if (self->state != State::Closed) self->disarm();
-                              if (ec) self->close();
-                              done(!ec);
-                          });
+        asio::async_write(
+            socket, asio::buffer(*bytes),
+            [self = shared_from_this(), bytes, done](boost::system::error_code ec, size_t) {
+                if (self->state != State::Closed) self->disarm();
+                if (ec) self->close();
+                done(!ec);
+            });
     }
 
     // Sends FIN, then drops what the client still sends until it closes or kLinger passes.
@@ -652,7 +655,8 @@ bool Job::emit(const std::string& event) {
         size_t start = 0;
         for (;;) {
             const size_t nl = event.find('\n', start);
-            data += "data: " + event.substr(start, nl == std::string::npos ? nl : nl - start) + "\n";
+            data +=
+                "data: " + event.substr(start, nl == std::string::npos ? nl : nl - start) + "\n";
             if (nl == std::string::npos) break;
             start = nl + 1;
         }
@@ -678,35 +682,36 @@ bool Job::emit(const std::string& event) {
 }
 
 void HttpServer::Impl::accept() {
-    acceptor.async_accept([self = shared_from_this()](boost::system::error_code ec, tcp::socket sock) {
-        if (self->stopping || !self->acceptor.is_open()) return;
-        if (ec) {
-            // Out of descriptors (EMFILE) or a connection reset before accept: try again
-            // shortly rather than spin.
-            self->accept_retry.expires_after(std::chrono::milliseconds(50));
-            self->accept_retry.async_wait([self](boost::system::error_code e) {
-                if (!e) self->accept();
-            });
-            return;
-        }
-        boost::system::error_code aec;
-        const auto remote = sock.remote_endpoint(aec);
-        std::string addr = aec ? std::string("?") : remote.address().to_string();
-        const std::string key = connection_key(addr);
-        // Past a cap the connection is closed at once: no answer costs the server less.
-        if (!aec && self->count < self->opt.max_connections &&
-            self->per_address[key] < self->opt.max_connections_per_address) {
-            auto conn = std::make_shared<Connection>(*self, std::move(sock), addr);
-            ++self->per_address[key];
-            ++self->count;
-            self->open.insert(conn.get());
-            conn->start();
-        } else {
-            if (self->per_address[key] == 0) self->per_address.erase(key);
-            sock.close(aec);
-        }
-        self->accept();
-    });
+    acceptor.async_accept(
+        [self = shared_from_this()](boost::system::error_code ec, tcp::socket sock) {
+            if (self->stopping || !self->acceptor.is_open()) return;
+            if (ec) {
+                // Out of descriptors (EMFILE) or a connection reset before accept: try again
+                // shortly rather than spin.
+                self->accept_retry.expires_after(std::chrono::milliseconds(50));
+                self->accept_retry.async_wait([self](boost::system::error_code e) {
+                    if (!e) self->accept();
+                });
+                return;
+            }
+            boost::system::error_code aec;
+            const auto remote = sock.remote_endpoint(aec);
+            std::string addr = aec ? std::string("?") : remote.address().to_string();
+            const std::string key = connection_key(addr);
+            // Past a cap the connection is closed at once: no answer costs the server less.
+            if (!aec && self->count < self->opt.max_connections &&
+                self->per_address[key] < self->opt.max_connections_per_address) {
+                auto conn = std::make_shared<Connection>(*self, std::move(sock), addr);
+                ++self->per_address[key];
+                ++self->count;
+                self->open.insert(conn.get());
+                conn->start();
+            } else {
+                if (self->per_address[key] == 0) self->per_address.erase(key);
+                sock.close(aec);
+            }
+            self->accept();
+        });
 }
 
 void HttpServer::Impl::do_stop() {
@@ -728,8 +733,8 @@ HttpServer::~HttpServer() = default;
 int HttpServer::listen(const std::string& host, int port) {
     boost::system::error_code ec;
     tcp::resolver resolver(impl_->io);
-    const auto found = resolver.resolve(host, std::to_string(port),
-                                        tcp::resolver::numeric_service, ec);
+    const auto found =
+        resolver.resolve(host, std::to_string(port), tcp::resolver::numeric_service, ec);
     if (ec || found.empty())
         throw std::runtime_error("cannot listen on " + host + " port " + std::to_string(port) +
                                  " (not an address of this machine)");

@@ -40,13 +40,13 @@ namespace kalah::serve {
 using Headers = std::vector<std::pair<std::string, std::string>>;
 
 struct HttpRequest {
-    std::string method;  // "GET" or "HEAD" when a handler sees it
-    std::string target;  // as sent: path and query string
-    std::string path;    // percent-decoded, without the query string
+    std::string method;                              // "GET" or "HEAD" when a handler sees it
+    std::string target;                              // as sent: path and query string
+    std::string path;                                // percent-decoded, without the query string
     std::multimap<std::string, std::string> params;  // the query string, decoded
-    Headers headers;                                  // as sent, in order
-    std::string remote_address;                       // numeric, e.g. "127.0.0.1"
-    int version = 11;                                 // HTTP/1.0: 10, HTTP/1.1: 11
+    Headers headers;                                 // as sent, in order
+    std::string remote_address;                      // numeric, e.g. "127.0.0.1"
+    int version = 11;                                // HTTP/1.0: 10, HTTP/1.1: 11
     // The first header of that name (case-insensitive), or nullptr.
     const std::string* header(std::string_view name) const;
 };
@@ -78,17 +78,17 @@ class HttpCall {
 using HttpHandler = std::function<HttpResponse(const HttpRequest&, HttpCall&)>;
 
 struct HttpOptions {
-    int workers = 4;                       // handler threads
-    int max_connections = 512;             // open at once, in total
-    int max_connections_per_address = 32;  // open at once from one client (connection_key)
-    size_t max_request_line = 8192;        // bytes; past it 414
-    size_t max_head = 16384;               // bytes of request line and headers; past it 431
-    int max_headers = 64;                  // header fields; past it 431
-    size_t max_body = 1024;                // Content-Length past it 413 (chunked: always)
-    std::chrono::milliseconds head_timeout{5000};   // first byte of a head -> its end
-    std::chrono::milliseconds idle_timeout{5000};   // keep-alive: answer -> next request
+    int workers = 4;                               // handler threads
+    int max_connections = 512;                     // open at once, in total
+    int max_connections_per_address = 32;          // open at once from one client (connection_key)
+    size_t max_request_line = 8192;                // bytes; past it 414
+    size_t max_head = 16384;                       // bytes of request line and headers; past it 431
+    int max_headers = 64;                          // header fields; past it 431
+    size_t max_body = 1024;                        // Content-Length past it 413 (chunked: always)
+    std::chrono::milliseconds head_timeout{5000};  // first byte of a head -> its end
+    std::chrono::milliseconds idle_timeout{5000};  // keep-alive: answer -> next request
     std::chrono::milliseconds write_timeout{10000};  // one answer, or one event
-    Headers default_headers;  // on every answer (security headers)
+    Headers default_headers;                         // on every answer (security headers)
     // The body of the server's own error answers, application/json.
     std::function<std::string(const std::string& message)> error_body;
     // Called once an answer's head is written (nullptr: no log).

@@ -27,8 +27,8 @@ Params::Params(const std::multimap<std::string, std::string>& raw,
         if (raw.count(key) > 1) throw InputError("parameter " + quoted(key) + " given twice");
         const size_t cap = key == "moves" ? kMaxMovesChars : kMaxParamChars;
         if (value.size() > cap)
-            throw InputError("parameter " + quoted(key) + " is longer than " +
-                             std::to_string(cap) + " characters");
+            throw InputError("parameter " + quoted(key) + " is longer than " + std::to_string(cap) +
+                             " characters");
         for (unsigned char c : value)
             if (c < 0x20 || c > 0x7e)
                 throw InputError("parameter " + quoted(key) +
@@ -53,8 +53,8 @@ std::optional<int64_t> Params::integer(const std::string& name, int64_t lo, int6
     const char* end = t->data() + t->size();
     auto [ptr, ec] = std::from_chars(t->data(), end, v);
     if (ec != std::errc() || ptr != end || v < lo || v > hi)
-        throw InputError("parameter " + quoted(name) + " must be an integer " +
-                         std::to_string(lo) + ".." + std::to_string(hi) + ", not '" + *t + "'");
+        throw InputError("parameter " + quoted(name) + " must be an integer " + std::to_string(lo) +
+                         ".." + std::to_string(hi) + ", not '" + *t + "'");
     return v;
 }
 

@@ -208,7 +208,9 @@ struct Api::Impl {
     Databases dbs;
     SolverPool pool;
     explicit Impl(const ServeConfig& c)
-        : config(c), dbs(c.db_dir, c.db_memory_bytes, c.db_layout, c.db_raw_top_bytes), pool(config, dbs) {}
+        : config(c),
+          dbs(c.db_dir, c.db_memory_bytes, c.db_layout, c.db_raw_top_bytes),
+          pool(config, dbs) {}
 
     // How a search ran: `work` on a solver for the request's board. `largest` is the
     // position with the most seeds in pits the work will search: when the database holds
@@ -307,9 +309,9 @@ struct Api::Impl {
                        [&](uint64_t nodes, double secs) {
                            bounds.nodes = nodes;
                            bounds.seconds = secs;
-                           return reply(200, json_line(query_unknown_fields(
-                                                 bounds, within(config.budget_ms),
-                                                 config.budget_ms)));
+                           return reply(
+                               200, json_line(query_unknown_fields(bounds, within(config.budget_ms),
+                                                                   config.budget_ms)));
                        },
                        true});
     }
@@ -443,11 +445,11 @@ bool Api::streams(const std::string& name) { return name == "analysis"; }
 
 ApiReply Api::stream(const std::string& name, const std::multimap<std::string, std::string>& params,
                      const std::atomic<bool>* cancel, const Emit& emit) {
-    if (!streams(name)) return reply(404, error_json("no such stream: /api/v1/" + name.substr(0, 40)));
+    if (!streams(name))
+        return reply(404, error_json("no such stream: /api/v1/" + name.substr(0, 40)));
     // Bad input is its one line, before any event.
-    return guarded(name, [&] {
-        return impl_->analysis_stream(parse_game(Params(params, {})), cancel, emit);
-    });
+    return guarded(
+        name, [&] { return impl_->analysis_stream(parse_game(Params(params, {})), cancel, emit); });
 }
 
 ApiReply Api::get(const std::string& name, const std::multimap<std::string, std::string>& params,

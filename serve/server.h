@@ -1,12 +1,13 @@
 // The web API of `kalah serve`, apart from HTTP: a GET of /api/v1/<name> with its query
-// parameters in, a status and a JSON body out. cli/cmd_serve.cpp puts it behind serve/http_server.h.
+// parameters in, a status and a JSON body out. cli/cmd_serve.cpp puts it behind
+// serve/http_server.h.
 //
 // Safety: parameters are checked strictly by the server's own parser (serve/params.h:
-// known names only, once each, printable ASCII, length caps) before anything runs; searches run on a fixed number of solvers apart from
-// the HTTP threads, with a bounded queue in front of them (503 when it is full), and
-// every search stops at the request's budget (SolverOptions::stop, set by a watchdog), so
-// a request answers "not known within the budget" instead of holding a solver. A request
-// whose caller gives up (its `cancel` flag set: the client went away) stops its search, or
+// known names only, once each, printable ASCII, length caps) before anything runs; searches run on
+// a fixed number of solvers apart from the HTTP threads, with a bounded queue in front of them (503
+// when it is full), and every search stops at the request's budget (SolverOptions::stop, set by a
+// watchdog), so a request answers "not known within the budget" instead of holding a solver. A
+// request whose caller gives up (its `cancel` flag set: the client went away) stops its search, or
 // leaves the queue, within a few milliseconds. Positions
 // the database covers are answered at once on the HTTP thread, without a solver.
 #pragma once
@@ -28,13 +29,13 @@ struct ServeConfig {
     size_t db_memory_bytes = 0;  // per opened (m, rule) database
     db::Database::Layout db_layout = db::Database::Layout::Auto;
     uint64_t db_raw_top_bytes = 0;  // the top layers one byte an entry within this (db/open.h)
-    size_t tt_mb = 256;          // per solver
-    int threads = 1;             // per solver
-    int solvers = 1;             // searches at once
-    int queue = 8;               // requests that may wait for a solver
-    int budget_ms = 5000;        // work budget of one request
-    int stream_budget_ms = 60000;  // work budget of one stream (Api::stream)
-    bool books = true;           // answer from the built-in opening books (serve/books.h)
+    size_t tt_mb = 256;             // per solver
+    int threads = 1;                // per solver
+    int solvers = 1;                // searches at once
+    int queue = 8;                  // requests that may wait for a solver
+    int budget_ms = 5000;           // work budget of one request
+    int stream_budget_ms = 60000;   // work budget of one stream (Api::stream)
+    bool books = true;              // answer from the built-in opening books (serve/books.h)
 };
 
 struct ApiReply {

@@ -30,7 +30,8 @@ int mover_margin(const Board& b, int south_margin) {
 // The final margin of a finished game (South's, stores included).
 int final_margin(const Board& b) {
     const int rows = b.seeds_in_row_own() - b.seeds_in_row_opp();  // 0 once swept
-    return b.store(Side::South) - b.store(Side::North) + (b.to_move() == Side::South ? rows : -rows);
+    return b.store(Side::South) - b.store(Side::North) +
+           (b.to_move() == Side::South ? rows : -rows);
 }
 
 bool parse_int(const std::string& s, int& out) {
@@ -54,9 +55,10 @@ std::string trim_cr(std::string line) {
 }  // namespace
 
 void Book::add(const Board& b, int value, const std::string& where) {
-    const auto [it, fresh] =
-        pits_values_.emplace(b.pits_key(), mover_margin(b, value) - (b.own_store() - b.opp_store()));
-    if (!fresh) throw InputError(where + ": the position's pits and side to move are already in the book");
+    const auto [it, fresh] = pits_values_.emplace(
+        b.pits_key(), mover_margin(b, value) - (b.own_store() - b.opp_store()));
+    if (!fresh)
+        throw InputError(where + ": the position's pits and side to move are already in the book");
     entries_.push_back({b, value});
 }
 
@@ -128,7 +130,8 @@ Book Book::parse(const std::string& text, const std::string& source) {
             throw InputError(where() + ": value '" + w[1].substr(0, 12) +
                              "' is not a final margin of " + std::to_string(total) + " seeds");
         if (long(book.entries_.size()) == expected)
-            throw InputError(where() + ": more entries than the header's " + std::to_string(expected));
+            throw InputError(where() + ": more entries than the header's " +
+                             std::to_string(expected));
         book.add(b, value, where());
     }
     if (!have_header) throw InputError(source + ": empty (no kalah-book header)");
@@ -182,7 +185,8 @@ std::vector<Board> Book::positions(int m, int n, Rule rule, int plies) {
     struct BoardHash {
         size_t operator()(const Board& b) const {
             const Cells c = b.cells();
-            return std::hash<uint64_t>()(uint64_t(c) ^ uint64_t(c >> 64) * 31 ^ uint64_t(b.to_move()));
+            return std::hash<uint64_t>()(uint64_t(c) ^ uint64_t(c >> 64) * 31 ^
+                                         uint64_t(b.to_move()));
         }
     };
     std::vector<Board> out{Board::start(m, n)};

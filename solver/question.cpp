@@ -21,9 +21,7 @@ std::string signed_number(int v) {
 }
 }  // namespace
 
-int Question::beta(int seeds) const {
-    return round_up(seeds, lower ? bound : bound + 1);
-}
+int Question::beta(int seeds) const { return round_up(seeds, lower ? bound : bound + 1); }
 
 std::string Question::text() const { return (lower ? ">= " : "<= ") + signed_number(bound); }
 
@@ -55,7 +53,9 @@ std::optional<Question> parse_question(const std::string& text) {
         lower = false, strict = true, at = 1;
     else
         return std::nullopt;
-    if (at < t.size() && t[at] == '+' && at + 1 < t.size() && std::isdigit(static_cast<unsigned char>(t[at + 1]))) ++at;
+    if (at < t.size() && t[at] == '+' && at + 1 < t.size() &&
+        std::isdigit(static_cast<unsigned char>(t[at + 1])))
+        ++at;
     if (at >= t.size()) return std::nullopt;
     int b = 0;
     const char* first = t.data() + at;
@@ -70,8 +70,7 @@ std::string bound_text(bool lower, int bound) {
     return std::string("v ") + (lower ? ">= " : "<= ") + signed_number(bound);
 }
 
-BoundAnswer settle(Solver& solver, const Board& b, Rule rule, const Question& q,
-                   bool find_move) {
+BoundAnswer settle(Solver& solver, const Board& b, Rule rule, const Question& q, bool find_move) {
     BoundAnswer a;
     a.question = q;
     if (b.over()) {

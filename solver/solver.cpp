@@ -1,8 +1,6 @@
 // Exact solver: fail-soft null-window alpha-beta on pits-only positions, MTD(f) driver.
 #include "solver/solver.h"
 
-#include "solver/book.h"
-
 #include <omp.h>
 
 #include <algorithm>
@@ -15,6 +13,8 @@
 #include <ctime>
 #include <exception>
 #include <mutex>
+
+#include "solver/book.h"
 #if defined(__SANITIZE_THREAD__)
 #include <thread>
 #endif
@@ -116,12 +116,12 @@ struct Worker {
 
 // One move from a node, played on a copy.
 struct Child {
-    Board b;      // the position after the move, stores cleared (unless over)
-    TTKey key;    // b's TT key, computed once (prefetch, ETC probe, busy check, its search)
-    int gain;     // the move's gain (core/step.h)
+    Board b;    // the position after the move, stores cleared (unless over)
+    TTKey key;  // b's TT key, computed once (prefetch, ETC probe, busy check, its search)
+    int gain;   // the move's gain (core/step.h)
     int pit;
-    int order;    // higher is searched earlier
-    bool extra;   // same side moves again
+    int order;   // higher is searched earlier
+    bool extra;  // same side moves again
     // The move's step: the node's value is step().value(v(b)).
     MoveStep step() const {
         MoveStep s;
@@ -216,7 +216,7 @@ struct Solver::Impl {
     // Marks a public call: the outermost one sets the limits, so that a call made by
     // another (value -> pits_value) does not restart them.
     class Call {
-    public:
+      public:
         explicit Call(Impl& impl) : s_(impl), outer_(!impl.in_call) {
             if (!outer_) return;
             s_.limits = CallLimits::starting(s_.opts, s_.nodes);
@@ -228,7 +228,7 @@ struct Solver::Impl {
         Call(const Call&) = delete;
         Call& operator=(const Call&) = delete;
 
-    private:
+      private:
         Impl& s_;
         bool outer_;
     };
@@ -237,7 +237,8 @@ struct Solver::Impl {
     void check_limits() const {
         if (opts.stop && opts.stop->load(std::memory_order_relaxed))
             throw SearchStopped("search stopped");
-        if (limits.node_end && nodes + live_nodes.load(std::memory_order_relaxed) >= limits.node_end)
+        if (limits.node_end &&
+            nodes + live_nodes.load(std::memory_order_relaxed) >= limits.node_end)
             throw SearchStopped("search stopped at its node limit");
         if (limits.deadline && Clock::now() >= *limits.deadline)
             throw SearchStopped("search stopped at its time limit");
@@ -354,9 +355,9 @@ void Solver::Impl::expand(const Board& b, int s, Expansion& x, bool prefetch_db)
             // last; ties go to the pit nearest the store (results/solver.md, "Moves ordered
             // by their gain").
             c.order = c.gain >= 8 && !c.extra ? 300 + 8 * c.gain + p
-                      : c.extra                    ? 200 + p
-                      : c.gain > 0                 ? 100 + 8 * c.gain + p
-                                                        : p;
+                      : c.extra               ? 200 + p
+                      : c.gain > 0            ? 100 + 8 * c.gain + p
+                                              : p;
         else
             c.order = -p;
         ++x.n;
@@ -588,7 +589,8 @@ int Solver::Impl::search(Worker& w, const Board& b, const TTKey& key, int alpha,
 
     // Step 7. Announce this node as busy (parallel search only; released on every return).
     BusyMark mark;
-    const bool defer = Par && s >= kBusyMinSeeds && s >= db_max + kBusyAboveDb && opts.experiments.defer;
+    const bool defer =
+        Par && s >= kBusyMinSeeds && s >= db_max + kBusyAboveDb && opts.experiments.defer;
     if (defer) mark.take(busy_slot(busy_hash(key)), busy_hash(key));
 
     // Step 8. The children, then the result into the TT.
@@ -640,7 +642,8 @@ int Solver::Impl::search_pass(int beta, const Board& pits, bool expect_high) {
     if (limits.any) check_limits();
     pass_beta = beta;
     live_nodes.store(0);
-    if ((threads == 1 && opts.experiments.plain_path) || pits.seeds_in_pits() < opts.parallel_min_seeds) {
+    if ((threads == 1 && opts.experiments.plain_path) ||
+        pits.seeds_in_pits() < opts.parallel_min_seeds) {
         Worker w;
         w.beat_mask = limits.beat_mask;
         const int r = search<false>(w, pits, TTKey::of(pits), beta - 1, beta);
@@ -790,10 +793,12 @@ void Solver::set_limits(uint64_t node_limit, double time_limit_seconds) {
 
 int Solver::pits_value(const Board& b) {
     Impl::Call call(*impl_);
-    if (impl_->opts.guess || b.over()) return impl_->pits_value_guess(b, impl_->opts.guess.value_or(0), true);
+    if (impl_->opts.guess || b.over())
+        return impl_->pits_value_guess(b, impl_->opts.guess.value_or(0), true);
     if (impl_->opts.book)
         if (const auto v = impl_->opts.book->pits_value(b)) return *v;
-    return impl_->pits_value_guess(b, impl_->estimate(b.without_stores(), kEstimateDepth, -1000, 1000), true);
+    return impl_->pits_value_guess(
+        b, impl_->estimate(b.without_stores(), kEstimateDepth, -1000, 1000), true);
 }
 
 int Solver::estimate(const Board& b) const {
@@ -811,7 +816,8 @@ int store_diff(const Board& b) { return b.own_store() - b.opp_store(); }
 
 int Solver::value(const Board& b) {
     Impl::Call call(*impl_);
-    if (b.over()) return south_margin(b, store_diff(b) + b.seeds_in_row_own() - b.seeds_in_row_opp());
+    if (b.over())
+        return south_margin(b, store_diff(b) + b.seeds_in_row_own() - b.seeds_in_row_opp());
     return south_margin(b, store_diff(b) + pits_value(b));
 }
 

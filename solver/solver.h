@@ -51,16 +51,16 @@ struct MtdPass {
 };
 
 struct SolverOptions {
-    size_t tt_mb = 1024;                // transposition table size in MiB
-    int threads = 1;                    // search threads
+    size_t tt_mb = 1024;  // transposition table size in MiB
+    int threads = 1;      // search threads
     // With threads > 1, positions with fewer seeds in pits are searched by one thread:
     // they take microseconds, less than waking the other threads. 0: always parallel.
     int parallel_min_seeds = 24;
-    const db::Database* db = nullptr;   // probed for positions with <= db->max_seeds() seeds
+    const db::Database* db = nullptr;  // probed for positions with <= db->max_seeds() seeds
     // Consulted at the root of each public call, before the database and the search
     // (solver/book.h); never inside a search.
     const Book* book = nullptr;
-    std::optional<int> guess;           // first MTD(f) guess (pits value, mover's view)
+    std::optional<int> guess;  // first MTD(f) guess (pits value, mover's view)
     // Called after every MTD(f) pass (for progress on stderr); may be empty.
     std::function<void(const std::string&)> progress;
     // Called after every MTD(f) pass of every search (a position's, and each child's inside
@@ -82,16 +82,16 @@ struct SolverOptions {
 };
 
 struct SolverStats {
-    uint64_t nodes = 0;         // summed over threads
-    double seconds = 0;         // wall clock
-    double cpu_seconds = 0;     // process CPU time (all threads) while searching
-    size_t tt_bytes = 0;        // transposition table size after the last search
+    uint64_t nodes = 0;      // summed over threads
+    double seconds = 0;      // wall clock
+    double cpu_seconds = 0;  // process CPU time (all threads) while searching
+    size_t tt_bytes = 0;     // transposition table size after the last search
 };
 
 // A move's exact value (South's final margin, stores included) after perfect play.
 struct MoveValue {
-    int pit;      // mover's pit, 0-based
-    int value;    // South's final margin after this move and perfect play
+    int pit;           // mover's pit, 0-based
+    int value;         // South's final margin after this move and perfect play
     std::string text;  // notation, e.g. "A3+"
 };
 
@@ -103,7 +103,7 @@ struct SearchStopped : std::runtime_error {
 };
 
 class Solver {
-public:
+  public:
     Solver(int m, Rule rule, SolverOptions opts = {});
     ~Solver();
     Solver(const Solver&) = delete;
@@ -143,7 +143,7 @@ public:
     void clear();                      // empty the TT and reset stats
     void clear_table();                // empty the TT, keep the stats
 
-private:
+  private:
     struct Impl;
     std::unique_ptr<Impl> impl_;
 };

@@ -110,7 +110,8 @@ void TranspositionTable::reserve(uint64_t positions) {
 void TranspositionTable::resize(size_t bytes, int threads) {
     const size_t buckets = std::min(std::max<size_t>(bytes / sizeof(Bucket), 1), budget_buckets());
     if (buckets <= buckets_) return;
-    rehash(buckets, threads > 1 && buckets * sizeof(Bucket) >= tt_growth::kTouchBytes ? threads : 1);
+    rehash(buckets,
+           threads > 1 && buckets * sizeof(Bucket) >= tt_growth::kTouchBytes ? threads : 1);
 }
 
 void TranspositionTable::clear() {
@@ -191,8 +192,8 @@ bool TranspositionTable::insert(const Entry& e) {
     Bucket* b = bucket_of(TTKey::from_parts(e.w0, uint32_t(e.w1)));
     Entry* victim = nullptr;
     for (Entry& x : b->e)
-        if (!victim || (victim->w1 & kUsed && (!(x.w1 & kUsed) ||
-                                               lognodes_of(x.w1) < lognodes_of(victim->w1))))
+        if (!victim || (victim->w1 & kUsed &&
+                        (!(x.w1 & kUsed) || lognodes_of(x.w1) < lognodes_of(victim->w1))))
             victim = &x;
     const bool fills = !(victim->w1 & kUsed);
     *victim = e;
@@ -212,13 +213,13 @@ TranspositionTable::Placed TranspositionTable::update(Bucket& b, const TTKey& k,
             e.w1 = pack(k, lower, upper, move, lognodes);
             return {kMerged, int(&e - b.e)};
         }
-        if (!victim || (victim->w1 & kUsed && (!(e.w1 & kUsed) ||
-                                               lognodes_of(e.w1) < lognodes_of(victim->w1))))
+        if (!victim || (victim->w1 & kUsed &&
+                        (!(e.w1 & kUsed) || lognodes_of(e.w1) < lognodes_of(victim->w1))))
             victim = &e;
     }
-    const Outcome done = !(victim->w1 & kUsed)                    ? kFilled
+    const Outcome done = !(victim->w1 & kUsed)                               ? kFilled
                          : lognodes_of(victim->w1) >= tt_growth::kCostlyLog2 ? kEvictedCostly
-                                                                  : kEvicted;
+                                                                             : kEvicted;
     victim->w0 = k.lo;
     victim->w1 = pack(k, lower, upper, move, lognodes);
     return {done, int(victim - b.e)};
@@ -316,7 +317,8 @@ bool TranspositionTable::store_shared(const TTKey& k, int lower, int upper, int 
 }
 
 bool TranspositionTable::report(Tally& tally) {
-    const uint64_t f = shared_fresh_.fetch_add(tally.fresh, std::memory_order_relaxed) + tally.fresh;
+    const uint64_t f =
+        shared_fresh_.fetch_add(tally.fresh, std::memory_order_relaxed) + tally.fresh;
     const uint64_t st =
         shared_stores_.fetch_add(tally.stores, std::memory_order_relaxed) + tally.stores;
     const uint64_t co =

@@ -28,9 +28,9 @@ struct TTKey {
     uint64_t lo;
     uint32_t hi;
     uint64_t hash;
-    static TTKey of(const Board& b);                      // b's pits (stores ignored)
-    static TTKey of_pits(const Board& b);                 // the same, for b with empty stores
-    static TTKey from_parts(uint64_t lo, uint32_t hi);   // the key of those bytes
+    static TTKey of(const Board& b);                    // b's pits (stores ignored)
+    static TTKey of_pits(const Board& b);               // the same, for b with empty stores
+    static TTKey from_parts(uint64_t lo, uint32_t hi);  // the key of those bytes
 };
 
 // What a probe found. Bounds are on the exact pit value v (mover's view):
@@ -150,7 +150,7 @@ inline void store_entry(void*, uint64_t, uint64_t) {}
 // Mixing shared and plain calls is allowed only with a synchronisation point in between
 // (the end of a parallel region).
 class TranspositionTable {
-public:
+  public:
     // How probe_shared()/store_shared() keep entries whole (see "Concurrent use"). kAuto:
     // kAtomic16 where the processor guarantees it and the build is not under
     // ThreadSanitizer, else kSeqlock. Asking for kAtomic16 where it is not guaranteed
@@ -208,8 +208,7 @@ public:
     // store() for concurrent use; never grows the table. Every few thousand stores it
     // reports `tally` (as report() does) and returns true when the table wants to grow:
     // the caller should then stop every thread and call settle().
-    bool store_shared(const TTKey& k, int lower, int upper, int move, uint64_t nodes,
-                      Tally& tally);
+    bool store_shared(const TTKey& k, int lower, int upper, int move, uint64_t nodes, Tally& tally);
     // Adds `tally` to the counts of the current shared phase and clears it (thread-safe);
     // true when the table wants to grow. Each thread reports its tally when it stops.
     bool report(Tally& tally);
@@ -222,7 +221,7 @@ public:
     // Whether this processor guarantees atomic aligned 16-byte moves (x86-64 with AVX).
     static bool atomic16_supported();
 
-private:
+  private:
     struct Entry {
         uint64_t w0;
         uint64_t w1;
@@ -280,7 +279,7 @@ private:
     TTProbe probe_seqlock(const TTKey& k) const;
     Outcome store_atomic16(const TTKey& k, int lower, int upper, int move, uint64_t nodes);
     Outcome store_seqlock(const TTKey& k, int lower, int upper, int move, uint64_t nodes);
-    uint64_t lock(Bucket* b) const;   // spins until locked; returns entry 0's word 1
+    uint64_t lock(Bucket* b) const;  // spins until locked; returns entry 0's word 1
 
     // Budget and sharing.
     size_t max_bytes_;
@@ -290,9 +289,9 @@ private:
     HugePages memory_;         // the table's pages
     Bucket* table_ = nullptr;  // memory_.data()
     // The growth policy's counts.
-    uint64_t used_ = 0;        // entries in use
-    uint64_t stores_ = 0;      // stores since clear()
-    uint64_t costly_ = 0;      // costly evictions since the last resize
+    uint64_t used_ = 0;    // entries in use
+    uint64_t stores_ = 0;  // stores since clear()
+    uint64_t costly_ = 0;  // costly evictions since the last resize
     // The shared phase's reported tallies, not yet added to the counts above (settle()).
     std::atomic<uint64_t> shared_fresh_{0};
     std::atomic<uint64_t> shared_stores_{0};

@@ -10,7 +10,7 @@
 #include "reference_engine.h"
 
 class BruteForce {
-public:
+  public:
     BruteForce(int m, kalah::Rule rule) : m_(m), rule_(rule) {}
 
     // Pits value of p, mover's view: the mover's final store minus the opponent's counting
@@ -67,13 +67,13 @@ public:
     kalah::Rule rule() const { return rule_; }
     int pits() const { return m_; }
 
-private:
+  private:
     // Pit counts, 7 bits each (every count < 128), then the side to move.
     using Key = unsigned __int128;
     struct KeyHash {
         size_t operator()(Key k) const {
-            uint64_t h = (uint64_t(k) ^ (uint64_t(k >> 64) * 0x9e3779b97f4a7c15ull)) *
-                         0xff51afd7ed558ccdull;
+            uint64_t h =
+                (uint64_t(k) ^ (uint64_t(k >> 64) * 0x9e3779b97f4a7c15ull)) * 0xff51afd7ed558ccdull;
             return size_t(h ^ (h >> 29));
         }
     };

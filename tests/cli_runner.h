@@ -30,8 +30,8 @@ inline std::string slurp_file(const std::string& path) {
 inline CliResult run_kalah(const std::string& args, const std::string& input = "",
                            const std::string& wrapper = "") {
     static int counter = 0;
-    std::string base = "/tmp/kalah_cli_test_" + std::to_string(::getpid()) + "_" +
-                       std::to_string(counter++);
+    std::string base =
+        "/tmp/kalah_cli_test_" + std::to_string(::getpid()) + "_" + std::to_string(counter++);
     std::string in_path = base + ".in";
     {
         std::ofstream in(in_path);

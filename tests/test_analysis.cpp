@@ -4,15 +4,14 @@
 #include <cstdio>
 #include <fstream>
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <regex>
 #include <string>
 #include <unordered_map>
 #include <vector>
 
-#include <nlohmann/json.hpp>
-
-#include "cli_runner.h"
 #include "brute_force.h"
+#include "cli_runner.h"
 #include "reference_engine.h"
 
 namespace {
@@ -127,8 +126,8 @@ std::vector<std::pair<std::string, std::string>> play_lines(const std::string& o
 // of the wanted kind (blunder: changes the W/D/L result for the mover; mistake: loses seeds
 // but keeps it), that move is played; the rest is perfect play (lowest best pit). Returns
 // the record and sets ply (1-based) and the expected loss.
-std::string planted_game(BruteForce& bf, int m, int n, const std::vector<std::string>& line, bool blunder,
-                         int from, int& ply, int& loss) {
+std::string planted_game(BruteForce& bf, int m, int n, const std::vector<std::string>& line,
+                         bool blunder, int from, int& ply, int& loss) {
     ref::Pos p = ref::start(m, n);
     std::vector<std::string> rec;
     ply = 0;
@@ -204,8 +203,9 @@ TEST_SUITE("analysis") {
                     CHECK(rows[i].at("opening") == ops[i].first);
                     CHECK(rows[i].at("value") == values[i]);
                     CHECK(rows[i].at("pie_value") == -std::abs(values[i]));
-                    CHECK(rows[i].at("north") ==
-                          (values[i] < 0 ? "keep" : values[i] > 0 ? "swap" : "either"));
+                    CHECK(rows[i].at("north") == (values[i] < 0   ? "keep"
+                                                  : values[i] > 0 ? "swap"
+                                                                  : "either"));
                     if (std::abs(values[i]) == min_abs) fairest.push_back(ops[i].first);
                 }
                 CHECK(j.at("fairest") == fairest);
@@ -279,8 +279,9 @@ TEST_SUITE("analysis") {
                     CAPTURE(rec);
                     if (ply == 0) continue;  // no such move in this game from there on
                     ++planted[blunder];
-                    auto r = run_kalah(std::string("annotate --pits 4 --seeds 3 --tt-mb 16 --json ") +
-                                       "--rule " + rule_arg(rule) + " --moves \"" + rec + "\"");
+                    auto r =
+                        run_kalah(std::string("annotate --pits 4 --seeds 3 --tt-mb 16 --json ") +
+                                  "--rule " + rule_arg(rule) + " --moves \"" + rec + "\"");
                     REQUIRE(r.status == 0);
                     auto lines = annotate_json_moves(r.out);
                     REQUIRE(!lines.empty());
@@ -318,8 +319,8 @@ TEST_SUITE("analysis") {
             f << "; Kalah(4,3), the paper's perfect game\n1. A2+ A4 ; South\n2. B2\n"
               << join(std::vector<std::string>(moves.begin() + 3, moves.end())) << "\n";
         }
-        auto r = run_kalah("annotate --pits 4 --seeds 3 --rule empty-capture --tt-mb 16 --file " +
-                           path);
+        auto r =
+            run_kalah("annotate --pits 4 --seeds 3 --rule empty-capture --tt-mb 16 --file " + path);
         std::remove(path.c_str());
         CHECK(r.status == 0);
         CHECK(r.out.find("16 moves") != std::string::npos);

@@ -17,12 +17,14 @@ TEST_SUITE("bench") {
         auto at = r.out.find("Bench: ");
         REQUIRE(at != std::string::npos);
         const long long got = std::stoll(r.out.substr(at + 7));
-        CHECK_MESSAGE(got == expected, "kalah bench searched " << got << " nodes; bench/signature.txt says "
-                                                               << expected);
+        CHECK_MESSAGE(got == expected, "kalah bench searched "
+                                           << got << " nodes; bench/signature.txt says "
+                                           << expected);
         // The per-position lines add up to the total.
         const std::string lines = r.out.substr(0, r.out.find("Total:"));
         long long sum = 0;
-        for (size_t p = lines.find(" nodes "); p != std::string::npos; p = lines.find(" nodes ", p + 1))
+        for (size_t p = lines.find(" nodes "); p != std::string::npos;
+             p = lines.find(" nodes ", p + 1))
             sum += std::stoll(lines.substr(p + 7));
         CHECK(sum == got);
     }

@@ -6,11 +6,11 @@
 #include <algorithm>
 #include <fstream>
 #include <map>
-#include <tuple>
 #include <random>
 #include <set>
 #include <sstream>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "brute_force.h"
@@ -208,20 +208,22 @@ TEST_SUITE("book") {
         CHECK(parse_error(head + e0).find("b.book: 1 entries, the header says 2") == 0);
         CHECK(parse_error(head + e0 + e1 + e1).find("b.book:4: more entries") == 0);
         CHECK(parse_error(head + e0 + e0).find("b.book:3: the position's pits") == 0);
-        CHECK(parse_error(head + e0 + "2,2,2/2,2,2/0,0/A 0\n").find("b.book:3: a position of 12 seeds") == 0);
-        CHECK(parse_error(head + e0 + "1,1/1,1/1,1/A 0\n").find("b.book:3: a position of 2 pits") == 0);
+        CHECK(parse_error(head + e0 + "2,2,2/2,2,2/0,0/A 0\n")
+                  .find("b.book:3: a position of 12 seeds") == 0);
+        CHECK(parse_error(head + e0 + "1,1/1,1/1,1/A 0\n").find("b.book:3: a position of 2 pits") ==
+              0);
         CHECK(parse_error(head + e0 + start + " 1\n").find("b.book:3: value '1'") == 0);
         CHECK(parse_error(head + e0 + start + " 8\n").find("b.book:3: value '8'") == 0);
         CHECK(parse_error(head + e0 + start + " x\n").find("b.book:3: value 'x'") == 0);
-        CHECK(parse_error(head + e0 + start + "\n").find("b.book:3: expected 'POSITION VALUE'") == 0);
-        CHECK(parse_error(head + e0 + "0,0,0/1,1,1/3,0/A 0\n").find("b.book:3: a finished game") == 0);
+        CHECK(parse_error(head + e0 + start + "\n").find("b.book:3: expected 'POSITION VALUE'") ==
+              0);
+        CHECK(parse_error(head + e0 + "0,0,0/1,1,1/3,0/A 0\n").find("b.book:3: a finished game") ==
+              0);
         CHECK(parse_error(head + e0 + "1,1,1/1,1/0,0/A 0\n").find("b.book:3: ") == 0);
         // The file: read as a regular file only.
         TempDir dir("book");
         const std::string path = (dir.path / "b.book").string();
-        {
-            std::ofstream(path) << good.format();
-        }
+        { std::ofstream(path) << good.format(); }
         CHECK(Book::read(path).size() == good.size());
         CHECK_THROWS_AS(Book::read(dir.path.string()), InputError);
         CHECK_THROWS_AS(Book::read(path + ".none"), InputError);
@@ -230,19 +232,21 @@ TEST_SUITE("book") {
     TEST_CASE("kalah build-book and verify-book: a book re-proved; a forged value fails") {
         TempDir dir("book_cli");
         const std::string path = (dir.path / "b.book").string();
-        CliResult r = run_kalah("build-book --pits 4 --seeds 2 --plies 3 --db /nonexistent -q "
-                                "--threads 1 --tt-mb 16 --out " + path);
+        CliResult r = run_kalah(
+            "build-book --pits 4 --seeds 2 --plies 3 --db /nonexistent -q "
+            "--threads 1 --tt-mb 16 --out " +
+            path);
         REQUIRE(r.status == 0);
-        r = run_kalah("verify-book --book " + path + " --db /nonexistent -q --threads 1 --tt-mb 16");
+        r = run_kalah("verify-book --book " + path +
+                      " --db /nonexistent -q --threads 1 --tt-mb 16");
         CHECK(r.status == 0);
         // A leaf (the last entry, at the third ply) forged: the re-proof catches it.
         const std::string text = slurp_file(path);
         const Book book = Book::parse(text, path);
         const int lines = int(std::count(text.begin(), text.end(), '\n'));
-        {
-            std::ofstream(path) << with_value(text, lines, book.entries().back().value + 2);
-        }
-        r = run_kalah("verify-book --book " + path + " --db /nonexistent -q --threads 1 --tt-mb 16");
+        { std::ofstream(path) << with_value(text, lines, book.entries().back().value + 2); }
+        r = run_kalah("verify-book --book " + path +
+                      " --db /nonexistent -q --threads 1 --tt-mb 16");
         CHECK(r.status == 1);
         CHECK(r.err.find("the search proves " + std::to_string(book.entries().back().value)) !=
               std::string::npos);
@@ -254,12 +258,14 @@ TEST_SUITE("book") {
     }
 
 #if KALAH_HAS_SERVE
-    TEST_CASE("the built-in books: each parses, every parent is its best move, starts as published") {
+    TEST_CASE(
+        "the built-in books: each parses, every parent is its best move, starts as published") {
         REQUIRE(serve::builtin_books().size() == serve::kBookCount);
         // Published start values (results/table.csv, the reference-checked value table).
         std::map<std::tuple<int, int, std::string>, int> table;
         {
-            std::istringstream csv(slurp_file(std::string(KALAH_SOURCE_DIR) + "/results/table.csv"));
+            std::istringstream csv(
+                slurp_file(std::string(KALAH_SOURCE_DIR) + "/results/table.csv"));
             std::string line;
             std::getline(csv, line);  // header
             while (std::getline(csv, line)) {

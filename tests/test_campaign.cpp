@@ -10,8 +10,8 @@
 #include <chrono>
 #include <filesystem>
 #include <map>
-#include <optional>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <random>
 #include <set>
 #include <sstream>
@@ -32,8 +32,8 @@
 
 using namespace kalah;
 using namespace kalah::campaign;
-using test_files::TempDir;
 using test_campaign::OracleWorkers;
+using test_files::TempDir;
 
 namespace {
 
@@ -375,26 +375,26 @@ TEST_SUITE("campaign") {
         for (const Rule rule : {Rule::Standard, Rule::EmptyCapture}) {
             for (const Case c : {Case{3, 3, 2000}, Case{4, 3, 2000}, Case{4, 4, 2000},
                                  Case{5, 3, 3000}, Case{3, 6, 2000}})
-            for (const double growth : {1.0, 2.0}) {
-                TempDir dir("campaign");
-                Solver solver(c.m, rule, job_options(0));
-                const int want = solver.pits_value(Board::start(c.m, c.n));
-                std::string damage;
-                Journal j =
-                    Journal::open(dir.path.string(), CampaignParams{c.m, c.n, rule}, damage);
-                CHECK(damage.empty());
-                Campaign camp(j, nullptr);
-                camp.set_leaf_growth(growth);
-                LocalWorkers workers(c.m, rule, job_options(c.budget));
-                INFO("Kalah(", c.m, ",", c.n, ") ", rule_name(rule), " leaf growth ", growth);
-                CHECK(camp.run(workers, 0, {}) == want);
-                if (c.m >= 4 && c.n >= 4) CHECK(camp.progress().splits > 0);
-                CHECK(no_job_twice(j.records()));
-                // A second run finds the value in the journal and runs nothing.
-                Campaign again(j, nullptr);
-                CHECK(again.tree().root_lo() == want);
-                CHECK(again.tree().root_hi() == want);
-            }
+                for (const double growth : {1.0, 2.0}) {
+                    TempDir dir("campaign");
+                    Solver solver(c.m, rule, job_options(0));
+                    const int want = solver.pits_value(Board::start(c.m, c.n));
+                    std::string damage;
+                    Journal j =
+                        Journal::open(dir.path.string(), CampaignParams{c.m, c.n, rule}, damage);
+                    CHECK(damage.empty());
+                    Campaign camp(j, nullptr);
+                    camp.set_leaf_growth(growth);
+                    LocalWorkers workers(c.m, rule, job_options(c.budget));
+                    INFO("Kalah(", c.m, ",", c.n, ") ", rule_name(rule), " leaf growth ", growth);
+                    CHECK(camp.run(workers, 0, {}) == want);
+                    if (c.m >= 4 && c.n >= 4) CHECK(camp.progress().splits > 0);
+                    CHECK(no_job_twice(j.records()));
+                    // A second run finds the value in the journal and runs nothing.
+                    Campaign again(j, nullptr);
+                    CHECK(again.tree().root_lo() == want);
+                    CHECK(again.tree().root_hi() == want);
+                }
         }
     }
 
@@ -926,8 +926,8 @@ TEST_SUITE("campaign") {
             CAPTURE(t);
             const uintmax_t target = journal_size() + 1 + rng() % 1500;
             const pid_t pid = spawn_kalah_quiet({"campaign", "--pits", "4", "--seeds", "4", "--db",
-                                                 "/nonexistent", "--tt-mb", "16", "--threads",
-                                                 "2", "--job-nodes", "2000", "-q", "--dir", d});
+                                                 "/nonexistent", "--tt-mb", "16", "--threads", "2",
+                                                 "--job-nodes", "2000", "-q", "--dir", d});
             REQUIRE(pid >= 0);
             int status = 0;
             bool exited = false;
@@ -977,16 +977,19 @@ TEST_SUITE("campaign") {
               }) > 0);
     }
 
-    TEST_CASE("bound campaigns settle each question as the exact value says; the exact "
-              "campaign resumes over their journal") {
+    TEST_CASE(
+        "bound campaigns settle each question as the exact value says; the exact "
+        "campaign resumes over their journal") {
         struct Case {
             int m, n;
             uint64_t budget;
         };
         for (const Rule rule : {Rule::Standard, Rule::EmptyCapture}) {
             for (const Case c : {Case{3, 3, 2000}, Case{4, 3, 2000}, Case{4, 4, 2000}}) {
-                const int want = Solver(c.m, rule, job_options(0)).pits_value(Board::start(c.m, c.n));
-                for (const int bound : {want - 3, want - 2, want - 1, want, want + 1, want + 2, 1, -1}) {
+                const int want =
+                    Solver(c.m, rule, job_options(0)).pits_value(Board::start(c.m, c.n));
+                for (const int bound :
+                     {want - 3, want - 2, want - 1, want, want + 1, want + 2, 1, -1}) {
                     for (const bool lower : {true, false}) {
                         const Question q{lower, bound};
                         INFO("Kalah(", c.m, ",", c.n, ") ", rule_name(rule), " v ", q.text(),
@@ -1020,7 +1023,8 @@ TEST_SUITE("campaign") {
         }
     }
 
-    TEST_CASE("a bound campaign with jobs in flight and out-of-order answers settles its question") {
+    TEST_CASE(
+        "a bound campaign with jobs in flight and out-of-order answers settles its question") {
         // Two jobs out at once, answers in random order and random fail-soft bounds
         // (OracleWorkers): the hoped answer of the question (prove for a lower bound,
         // refute for an upper one) steers the choice, never the answer.
@@ -1041,11 +1045,12 @@ TEST_SUITE("campaign") {
                 std::vector<JobRecord> records;
                 solve_tree(
                     tree, workers, beta,
-                    [&](const JobRecord& r, const Dispatch&) { records.push_back(r); }, {},
-                    nullptr, OnePass{beta, q.lower});
+                    [&](const JobRecord& r, const Dispatch&) { records.push_back(r); }, {}, nullptr,
+                    OnePass{beta, q.lower});
                 INFO(format_position(root), " v ", q.text(), " value ", want);
                 CHECK(tree.decided(beta));
-                CHECK(q.proved_by(tree.root_lo() >= beta) == (q.lower ? want >= bound : want <= bound));
+                CHECK(q.proved_by(tree.root_lo() >= beta) ==
+                      (q.lower ? want >= bound : want <= bound));
                 CHECK(no_job_twice(records));
             }
         }
@@ -1102,13 +1107,15 @@ TEST_SUITE("campaign") {
                         CHECK(js["lower"].get<int>() <= want);
                         CHECK(js["upper"].get<int>() >= want);
                     }
-                    const std::string d = (dir.path / (std::string(rule) + std::to_string(k++))).string();
-                    const CliResult cr = run_kalah("campaign" + common + " --job-nodes 1000 --prove " +
-                                                   q + " --dir " + d);
+                    const std::string d =
+                        (dir.path / (std::string(rule) + std::to_string(k++))).string();
+                    const CliResult cr = run_kalah(
+                        "campaign" + common + " --job-nodes 1000 --prove " + q + " --dir " + d);
                     REQUIRE(cr.status == 0);
                     const auto jc = nlohmann::json::parse(cr.out);
                     CHECK(jc["proved"] == truth);
-                    CHECK(jc["bound"].get<std::string>().substr(0, 2) == (op == ">=" ? ">=" : "<="));
+                    CHECK(jc["bound"].get<std::string>().substr(0, 2) ==
+                          (op == ">=" ? ">=" : "<="));
                     // --status names the question's answer from the journal alone.
                     const CliResult st =
                         run_kalah("campaign --status --json --db /nonexistent -q --prove " + q +
@@ -1116,15 +1123,16 @@ TEST_SUITE("campaign") {
                     REQUIRE(st.status == 0);
                     CHECK(nlohmann::json::parse(st.out)["proved"] == truth);
                     // In text, the ETA names what is settled: the value, or else the question.
-                    const CliResult stt =
-                        run_kalah("campaign --status --db /nonexistent --prove " + q + " --dir " + d);
+                    const CliResult stt = run_kalah("campaign --status --db /nonexistent --prove " +
+                                                    q + " --dir " + d);
                     REQUIRE(stt.status == 0);
                     const bool root_exact = stt.out.find("root: value in [") == std::string::npos;
                     CHECK(stt.out.find(root_exact ? "ETA 0 (value exact)"
                                        : truth    ? "ETA 0 (question proved)"
-                                                  : "ETA 0 (question refuted)") != std::string::npos);
+                                               : "ETA 0 (question refuted)") != std::string::npos);
                     // The exact value resumed over the bound's journal.
-                    const CliResult ex = run_kalah("campaign" + common + " --job-nodes 1000 --dir " + d);
+                    const CliResult ex =
+                        run_kalah("campaign" + common + " --job-nodes 1000 --dir " + d);
                     REQUIRE(ex.status == 0);
                     CHECK(nlohmann::json::parse(ex.out)["value"] == want);
                 }
@@ -1142,8 +1150,9 @@ TEST_SUITE("campaign") {
         TempDir dir("audit");
         const std::string d = (dir.path / "c").string();
         const std::string common = " --db /nonexistent --tt-mb 16 --threads 1 -q";
-        REQUIRE(run_kalah("campaign --pits 4 --seeds 4 --job-nodes 2000 --dir " + d + common).status ==
-                0);
+        REQUIRE(
+            run_kalah("campaign --pits 4 --seeds 4 --job-nodes 2000 --dir " + d + common).status ==
+            0);
         const JournalContents honest = read_journal(d + "/" + kJournalName);
         size_t bounds = 0;
         for (const JobRecord& r : honest.records) bounds += r.kind == JobRecord::Kind::Bound;
@@ -1213,8 +1222,9 @@ TEST_SUITE("campaign") {
         TempDir dir("audit-near");
         const std::string d = (dir.path / "c").string();
         const std::string common = " --db /nonexistent --tt-mb 16 --threads 1 -q";
-        REQUIRE(run_kalah("campaign --pits 4 --seeds 4 --job-nodes 2000 --dir " + d + common).status ==
-                0);
+        REQUIRE(
+            run_kalah("campaign --pits 4 --seeds 4 --job-nodes 2000 --dir " + d + common).status ==
+            0);
         const JournalContents honest = read_journal(d + "/" + kJournalName);
         // The records' depths in the replayed tree. Near the root, for --audit: the bound
         // records of the two least depths that hold any (the positions above are split).
@@ -1244,9 +1254,9 @@ TEST_SUITE("campaign") {
             }
             // No random record: whatever the seed, the near ones are re-run.
             for (const int seed : {1, 2}) {
-                const CliResult a = run_kalah("campaign --audit 0 --audit-seed " +
-                                              std::to_string(seed) +
-                                              " --json --job-nodes 1000000 --dir " + fd + common);
+                const CliResult a =
+                    run_kalah("campaign --audit 0 --audit-seed " + std::to_string(seed) +
+                              " --json --job-nodes 1000000 --dir " + fd + common);
                 INFO("record ", k, " (depth ", place->depth, ") forged, seed ", seed, ": ", a.out,
                      a.err);
                 CHECK(a.status == 1);

@@ -48,7 +48,8 @@ bool is_number(const json& v) { return v.is_number() && v.get<double>() >= 0; }
 bool is_string(const json& v) { return v.is_string(); }
 bool is_bool(const json& v) { return v.is_boolean(); }
 bool is_strings(const json& v) {
-    return v.is_array() && std::all_of(v.begin(), v.end(), [](const json& x) { return x.is_string(); });
+    return v.is_array() &&
+           std::all_of(v.begin(), v.end(), [](const json& x) { return x.is_string(); });
 }
 bool is_position(const json& v) {
     // m pits a side, two rows, two stores and the side to move: "a,b/c,d/s,n/A".
@@ -74,29 +75,74 @@ bool is_bound(const json& v) {
 
 const std::map<std::string, Check>& vocabulary() {
     static const std::map<std::string, Check> v = {
-        {"position", is_position}, {"start", is_position}, {"end", is_position},
-        {"position_after", is_position}, {"pits", is_pits}, {"seeds", is_count},
-        {"rule", is_rule}, {"value", is_int}, {"result", is_result}, {"best", is_strings},
-        {"best_turn", is_string}, {"pv", is_string}, {"moves", is_array}, {"score", is_score},
-        {"to_move", is_to_move}, {"over", is_bool}, {"nodes", is_count}, {"seconds", is_number},
-        {"nodes_per_second", is_count}, {"cpu_seconds", is_number}, {"threads", is_count},
-        {"tt_mib", is_number}, {"tt_budget_mib", is_count}, {"db_seeds", is_int},
-        {"bound", is_bound}, {"question", is_string}, {"proved", is_bool_or_null},
-        {"lower", is_int}, {"upper", is_int}, {"move", is_string_or_null},
-        {"move_keeps", is_string_or_null}, {"openings", is_array}, {"fairest", is_strings},
-        {"pie_value", is_int}, {"summary", is_object}, {"dir", is_string},
-        {"jobs", is_count}, {"jobs_run", is_count}, {"splits", is_count},
-        {"open_jobs", is_count}, {"tree_positions", is_count}, {"campaign_nodes", is_count},
-        {"job_seconds", is_number}, {"eta_lo_seconds", is_number_or_null},
-        {"eta_hi_seconds", is_number_or_null}, {"eta_pass_jobs", is_array},
-        {"eta_workers", is_count}, {"pass_beta", is_int}, {"ranks", is_count},
-        {"job_nodes", is_count}, {"passes", is_count}, {"db", is_string},
-        {"max_seeds", is_count}, {"layers", is_array}, {"entries", is_count},
-        {"bytes", is_count}, {"ok", is_bool}, {"files", is_count}, {"twins", is_count},
-        {"problems", is_strings}, {"positions", is_array}, {"level", is_string},
-        {"cross_check", is_number}, {"cross_check_seed", is_count},
-        {"cross_checked", is_count}, {"cross_check_unsettled", is_count},
-        {"refused_ranks", is_array}, {"near_root_depth", is_int},
+        {"position", is_position},
+        {"start", is_position},
+        {"end", is_position},
+        {"position_after", is_position},
+        {"pits", is_pits},
+        {"seeds", is_count},
+        {"rule", is_rule},
+        {"value", is_int},
+        {"result", is_result},
+        {"best", is_strings},
+        {"best_turn", is_string},
+        {"pv", is_string},
+        {"moves", is_array},
+        {"score", is_score},
+        {"to_move", is_to_move},
+        {"over", is_bool},
+        {"nodes", is_count},
+        {"seconds", is_number},
+        {"nodes_per_second", is_count},
+        {"cpu_seconds", is_number},
+        {"threads", is_count},
+        {"tt_mib", is_number},
+        {"tt_budget_mib", is_count},
+        {"db_seeds", is_int},
+        {"bound", is_bound},
+        {"question", is_string},
+        {"proved", is_bool_or_null},
+        {"lower", is_int},
+        {"upper", is_int},
+        {"move", is_string_or_null},
+        {"move_keeps", is_string_or_null},
+        {"openings", is_array},
+        {"fairest", is_strings},
+        {"pie_value", is_int},
+        {"summary", is_object},
+        {"dir", is_string},
+        {"jobs", is_count},
+        {"jobs_run", is_count},
+        {"splits", is_count},
+        {"open_jobs", is_count},
+        {"tree_positions", is_count},
+        {"campaign_nodes", is_count},
+        {"job_seconds", is_number},
+        {"eta_lo_seconds", is_number_or_null},
+        {"eta_hi_seconds", is_number_or_null},
+        {"eta_pass_jobs", is_array},
+        {"eta_workers", is_count},
+        {"pass_beta", is_int},
+        {"ranks", is_count},
+        {"job_nodes", is_count},
+        {"passes", is_count},
+        {"db", is_string},
+        {"max_seeds", is_count},
+        {"layers", is_array},
+        {"entries", is_count},
+        {"bytes", is_count},
+        {"ok", is_bool},
+        {"files", is_count},
+        {"twins", is_count},
+        {"problems", is_strings},
+        {"positions", is_array},
+        {"level", is_string},
+        {"cross_check", is_number},
+        {"cross_check_seed", is_count},
+        {"cross_checked", is_count},
+        {"cross_check_unsettled", is_count},
+        {"refused_ranks", is_array},
+        {"near_root_depth", is_int},
     };
     return v;
 }
@@ -104,25 +150,42 @@ const std::map<std::string, Check>& vocabulary() {
 // openings, build-db's layers, bench's positions.
 const std::map<std::string, Check>& item_vocabulary() {
     static const std::map<std::string, Check> v = {
-        {"move", is_string}, {"value", is_int}, {"ply", is_count},
+        {"move", is_string},
+        {"value", is_int},
+        {"ply", is_count},
         {"side", [](const json& x) { return x == "A" || x == "B"; }},
-        {"before", is_int}, {"after", is_int}, {"loss", is_count},
+        {"before", is_int},
+        {"after", is_int},
+        {"loss", is_count},
         {"mark", [](const json& x) { return x == "" || x == "?" || x == "??"; }},
         // query: whether the move is best; annotate: the best moves.
         {"best", [](const json& x) { return x.is_boolean() || is_strings(x); }},
-        {"lower", is_int}, {"upper", is_int}, {"opening", is_string},
+        {"lower", is_int},
+        {"upper", is_int},
+        {"opening", is_string},
         {"north", [](const json& x) { return x == "keep" || x == "swap" || x == "either"; }},
-        {"pie_value", is_int}, {"seeds", is_count}, {"entries", is_count}, {"bytes", is_count},
-        {"seconds", is_number}, {"cpu_seconds", is_number}, {"reused", is_bool},
-        {"value_hash", is_string}, {"name", is_string}, {"nodes", is_count},
+        {"pie_value", is_int},
+        {"seeds", is_count},
+        {"entries", is_count},
+        {"bytes", is_count},
+        {"seconds", is_number},
+        {"cpu_seconds", is_number},
+        {"reused", is_bool},
+        {"value_hash", is_string},
+        {"name", is_string},
+        {"nodes", is_count},
     };
     return v;
 }
 // annotate's summary of each side.
 const std::map<std::string, Check>& summary_vocabulary() {
     static const std::map<std::string, Check> v = {
-        {"moves", is_count}, {"best", is_count}, {"accuracy", is_number},
-        {"mistakes", is_count}, {"blunders", is_count}, {"total_loss", is_count},
+        {"moves", is_count},
+        {"best", is_count},
+        {"accuracy", is_number},
+        {"mistakes", is_count},
+        {"blunders", is_count},
+        {"total_loss", is_count},
         {"biggest_mistake", [](const json& x) { return x.is_null() || x.is_object(); }},
     };
     return v;
@@ -273,8 +336,8 @@ TEST_SUITE("cli") {
             a.insert(a.end(), b.begin(), b.end());
             return a;
         };
-        const std::vector<std::string> figures = {"nodes", "seconds", "nodes_per_second",
-                                                  "threads", "cpu_seconds", "tt_mib",
+        const std::vector<std::string> figures = {"nodes",        "seconds",     "nodes_per_second",
+                                                  "threads",      "cpu_seconds", "tt_mib",
                                                   "tt_budget_mib"};
         struct Case {
             std::string cmd;
@@ -283,7 +346,8 @@ TEST_SUITE("cli") {
         const std::vector<Case> cases = {
             {"build-db --pits 3 --max-seeds 6 --json -q --db " + d,
              {"pits", "rule", "db", "max_seeds", "layers", "entries", "bytes", "seconds"}},
-            {"verify-db --json -q --db " + d, {"db", "ok", "files", "twins", "entries", "problems"}},
+            {"verify-db --json -q --db " + d,
+             {"db", "ok", "files", "twins", "entries", "problems"}},
             {"solve --pits 3 --seeds 2 --json" + db,
              with(with({"pits", "seeds", "value", "result", "best", "best_turn", "pv", "score",
                         "db_seeds"},
@@ -299,7 +363,8 @@ TEST_SUITE("cli") {
                   position)},
             {"query --position 0,0,0/0,0,1/5,6/A --json" + db,
              with({"to_move", "over", "value", "result", "moves", "best", "score"}, position)},
-            {"show --pits 3 --seeds 2 --moves \"A1 B2\" --json", with({"moves", "to_move", "over"}, position)},
+            {"show --pits 3 --seeds 2 --moves \"A1 B2\" --json",
+             with({"moves", "to_move", "over"}, position)},
             {"show --position 0,0,0/0,0,1/5,6/A --json",
              with({"moves", "to_move", "over", "score"}, position)},
             {"pie --pits 3 --seeds 2 --json" + db,
@@ -308,12 +373,12 @@ TEST_SUITE("cli") {
             {"annotate --pits 3 --seeds 2 --moves \"A1 B1 A2\" --json" + db,
              {"start", "rule", "moves", "summary", "end", "over", "value"}},
             {"campaign --pits 3 --seeds 2 --json --job-nodes 1000 --dir " + d + "/c" + db,
-             with(with({"pits", "seeds", "value", "result", "best", "ranks", "job_nodes",
-                        "passes", "dir", "jobs", "lower", "upper", "eta_lo_seconds"},
+             with(with({"pits", "seeds", "value", "result", "best", "ranks", "job_nodes", "passes",
+                        "dir", "jobs", "lower", "upper", "eta_lo_seconds"},
                        position),
                   figures)},
-            {"campaign --pits 3 --seeds 2 --prove win --json --job-nodes 1000 --dir " + d +
-                 "/cq" + db,
+            {"campaign --pits 3 --seeds 2 --prove win --json --job-nodes 1000 --dir " + d + "/cq" +
+                 db,
              with(with({"pits", "seeds", "bound", "proved", "moves", "ranks", "dir", "jobs",
                         "lower", "upper"},
                        position),
@@ -321,8 +386,8 @@ TEST_SUITE("cli") {
             {"campaign --status --json --dir " + d + "/c" + db,
              {"pits", "seeds", "rule", "dir", "jobs", "lower", "upper", "moves", "value",
               "result"}},
-            {"bench --threads 1 --json", {"threads", "tt_budget_mib", "positions", "nodes",
-                                          "seconds", "nodes_per_second"}},
+            {"bench --threads 1 --json",
+             {"threads", "tt_budget_mib", "positions", "nodes", "seconds", "nodes_per_second"}},
         };
         for (const Case& c : cases) {
             CAPTURE(c.cmd);
@@ -425,9 +490,8 @@ TEST_SUITE("cli") {
         }
         CHECK(run_kalah("bench --help").out.find("--threads arg (=1)") != std::string::npos);
         // Memory flags are checked before anything is allocated or built.
-        for (const char* bad :
-             {"--db-memory-gb nan", "--db-memory-gb 0", "--db-memory-gb -1", "--tt-mb 0",
-              "--db-raw-gb -1", "--db-raw-gb nan"}) {
+        for (const char* bad : {"--db-memory-gb nan", "--db-memory-gb 0", "--db-memory-gb -1",
+                                "--tt-mb 0", "--db-raw-gb -1", "--db-raw-gb nan"}) {
             CAPTURE(bad);
             const auto r = run_kalah("solve --pits 6 --seeds 4 " + std::string(bad));
             CHECK(r.status == 2);

@@ -363,7 +363,8 @@ TEST_SUITE("core") {
         for (int m = 1; m <= kalah::kMaxPits; ++m)
             for (Rule rule : kRules)
                 for (int t = 0; t < 300; ++t) {
-                    const Board b = random_position(rng, m, 2 + int(rng() % (8 * m)));  // both rows non-empty
+                    const Board b =
+                        random_position(rng, m, 2 + int(rng() % (8 * m)));  // both rows non-empty
                     const Side mover = b.to_move();
                     const int before = b.store(mover) - b.store(kalah::other(mover));
                     for (int p : b.legal_moves()) {
@@ -432,7 +433,8 @@ TEST_SUITE("core") {
                     for (int hi = lo; hi <= 6; ++hi) {
                         int least = 1000, most = -1000;
                         for (int v = lo; v <= hi; ++v)
-                            least = std::min(least, st.value(v)), most = std::max(most, st.value(v));
+                            least = std::min(least, st.value(v)),
+                            most = std::max(most, st.value(v));
                         CHECK(st.lower(lo, hi) == least);
                         CHECK(st.upper(lo, hi) == most);
                     }

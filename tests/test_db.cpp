@@ -10,13 +10,12 @@
 #include <algorithm>
 #include <chrono>
 #include <filesystem>
+#include <nlohmann/json.hpp>
 #include <random>
 #include <set>
 #include <string>
 #include <thread>
 #include <unordered_map>
-
-#include <nlohmann/json.hpp>
 
 #include "cli_runner.h"
 #include "db/builder.h"
@@ -38,7 +37,7 @@ namespace fs = std::filesystem;
 // Brute force on the reference engine: the mover's final store minus the opponent's under
 // perfect play, memoised on the whole position (stores included, no pits-only shortcut).
 class Brute {
-public:
+  public:
     Brute(Rule rule) : rule_(rule) {}
     int final_margin(const ref::Pos& p) {
         if (ref::over(p)) {
@@ -74,7 +73,7 @@ public:
         return final_margin(p);
     }
 
-private:
+  private:
     struct Hash {
         size_t operator()(unsigned __int128 k) const {
             return std::hash<uint64_t>()(static_cast<uint64_t>(k) * 0x9E3779B97F4A7C15ull ^
@@ -437,11 +436,12 @@ TEST_SUITE("db") {
             REQUIRE(d);
             CHECK(d->max_seeds() == 8);
             CAPTURE(why);
-            CHECK(why.find(name9 + ": missing, but " +
-                           db::layer_file_name(4, Rule::Standard, 10) + " exists") == 0);
+            CHECK(why.find(name9 + ": missing, but " + db::layer_file_name(4, Rule::Standard, 10) +
+                           " exists") == 0);
             CHECK(why.find("; using layers 0..8") != std::string::npos);
             // Without layers above the gap the database simply ends there: no warning.
-            for (int s = 10; s <= 12; ++s) std::filesystem::remove(std_dir.file(4, Rule::Standard, s));
+            for (int s = 10; s <= 12; ++s)
+                std::filesystem::remove(std_dir.file(4, Rule::Standard, s));
             why = "stale";
             d = db::Database::open(std_dir.path.string(), 4, Rule::Standard, 1 << 30, &why);
             REQUIRE(d);
@@ -490,8 +490,8 @@ TEST_SUITE("db") {
             auto values = f->read_all();
             f.reset();
             values[1234] = static_cast<int8_t>(values[1234] + 2);
-            db::write_layer(std_dir.file(4, Rule::Standard, 9), 4, Rule::Standard, 9,
-                            values.data(), values.size());
+            db::write_layer(std_dir.file(4, Rule::Standard, 9), 4, Rule::Standard, 9, values.data(),
+                            values.size());
             auto res = verify(std_dir.path.string());
             CHECK(!res.ok());
             CHECK(any_problem_has(res, name9 + ": entry 1234 "));
@@ -505,9 +505,9 @@ TEST_SUITE("db") {
             auto res = verify(d);
             CHECK(!res.ok());
             CHECK(res.files == 13);  // the real layers still all check out
-            for (const char* odd : {"kalah-m04-standard-s1.kdb", "kalah-m4-standard-s01.kdb",
-                                    "kalah-m99999999999-standard-s1.kdb",
-                                    "kalah-m4-standard-s99999999999.kdb"}) {
+            for (const char* odd :
+                 {"kalah-m04-standard-s1.kdb", "kalah-m4-standard-s01.kdb",
+                  "kalah-m99999999999-standard-s1.kdb", "kalah-m4-standard-s99999999999.kdb"}) {
                 CAPTURE(odd);
                 CHECK(any_problem_has(res, std::string(odd) + ": unrecognised file name"));
             }
@@ -599,8 +599,8 @@ TEST_SUITE("db") {
         std::vector<std::string> left;
         for (const auto& e : fs::directory_iterator(dir.path)) left.push_back(e.path().filename());
         std::sort(left.begin(), left.end());
-        CHECK(left == std::vector<std::string>{fs::path(path).filename(),
-                                                fs::path(blocked).filename()});
+        CHECK(left ==
+              std::vector<std::string>{fs::path(path).filename(), fs::path(blocked).filename()});
     }
 
     TEST_CASE("cli: build-db and verify-db, bad input and damaged files") {
@@ -660,7 +660,8 @@ TEST_SUITE("db") {
         CHECK(r.status == 0);
         CHECK(r.err.find("lower layers mapped from their packed twins\n") != std::string::npos);
         for (int s = 0; s <= 8; ++s)
-            CHECK(slurp(dir.file(3, Rule::Standard, s)) == slurp(mapped.file(3, Rule::Standard, s)));
+            CHECK(slurp(dir.file(3, Rule::Standard, s)) ==
+                  slurp(mapped.file(3, Rule::Standard, s)));
         spit(dir.file(3, Rule::Standard, 6), "not a database");
         r = run_kalah("verify-db --dir " + d);
         CHECK(r.status == 1);
@@ -889,8 +890,8 @@ TEST_SUITE("db") {
             const auto delay = std::chrono::microseconds(static_cast<int64_t>(
                 std::uniform_real_distribution<>(0.05, 1.0)(rng) * full * 1e6));
             const pid_t pid =
-                spawn_kalah_quiet({"build-db", "--pits", "5", "--max-seeds", "15", "--threads",
-                                   "2", "--block-entries", "65536", "--dir", d});
+                spawn_kalah_quiet({"build-db", "--pits", "5", "--max-seeds", "15", "--threads", "2",
+                                   "--block-entries", "65536", "--dir", d});
             REQUIRE(pid >= 0);
             int status = 0;
             if (run % 2 == 0) {

@@ -198,8 +198,9 @@ TEST_SUITE("http") {
     TEST_CASE("a request: decoded path and parameters, default headers, HEAD without body") {
         Fake fake;
         TestServer s(small_options(), std::ref(fake));
-        std::string r = ask(s.port, "GET /ec%68o?a=1&b=x+y%21&a=2 HTTP/1.1\r\nHost: x\r\n"
-                                         "Connection: close\r\n\r\n");
+        std::string r = ask(s.port,
+                            "GET /ec%68o?a=1&b=x+y%21&a=2 HTTP/1.1\r\nHost: x\r\n"
+                            "Connection: close\r\n\r\n");
         CHECK(status_of(r) == 200);
         CHECK(r.find("X-Test: yes\r\n") != std::string::npos);
         CHECK(r.find("Connection: close\r\n") != std::string::npos);
@@ -232,17 +233,18 @@ TEST_SUITE("http") {
         Fake fake;
         TestServer s(small_options(), std::ref(fake));
         CHECK(status_of(ask(s.port, "GET /echo?x=" + std::string(300, 'a') +
-                                             " HTTP/1.1\r\nHost: x\r\n\r\n")) == 414);
+                                        " HTTP/1.1\r\nHost: x\r\n\r\n")) == 414);
         // A request line past the cap is refused before its end arrives.
         CHECK(status_of(ask(s.port, "GET /echo?x=" + std::string(300, 'a'))) == 414);
         std::string many;
         for (int i = 0; i < 9; ++i) many += "X-H" + std::to_string(i) + ": 1\r\n";
         CHECK(status_of(ask(s.port, "GET /echo HTTP/1.1\r\n" + many + "\r\n")) == 431);
         CHECK(status_of(ask(s.port, "GET /echo HTTP/1.1\r\nX-Big: " + std::string(1100, 'b') +
-                                             "\r\n\r\n")) == 431);
+                                        "\r\n\r\n")) == 431);
         CHECK(status_of(ask(s.port, "GET /echo HTTP/1.1\r\nContent-Length: 17\r\n\r\n")) == 413);
-        CHECK(status_of(ask(s.port, "GET /echo HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n"
-                                         "1\r\nx\r\n0\r\n\r\n")) == 413);
+        CHECK(status_of(ask(s.port,
+                            "GET /echo HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n"
+                            "1\r\nx\r\n0\r\n\r\n")) == 413);
         const std::string post = ask(s.port, "POST /echo HTTP/1.1\r\nContent-Length: 1\r\n\r\nx");
         CHECK(status_of(post) == 405);
         CHECK(post.find("Allow: GET, HEAD\r\n") != std::string::npos);
@@ -252,7 +254,7 @@ TEST_SUITE("http") {
         std::string eight;
         for (int i = 0; i < 7; ++i) eight += "X-H" + std::to_string(i) + ": 1\r\n";
         const std::string ok = ask(s.port, "GET /echo HTTP/1.1\r\n" + eight +
-                                                    "Content-Length: 16\r\n\r\n0123456789abcdef");
+                                               "Content-Length: 16\r\n\r\n0123456789abcdef");
         CHECK(status_of(ok) == 200);
     }
 
@@ -260,10 +262,10 @@ TEST_SUITE("http") {
         Fake fake;
         TestServer s(small_options(), std::ref(fake));
         const std::string r = ask(s.port,
-                                       "GET /echo?i=1&sleep=1 HTTP/1.1\r\nHost: x\r\n\r\n"
-                                       "GET /echo?i=2 HTTP/1.1\r\nHost: x\r\n\r\n"
-                                       "HEAD /echo?i=3 HTTP/1.1\r\nHost: x\r\n\r\n"
-                                       "GET /echo?i=4 HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n");
+                                  "GET /echo?i=1&sleep=1 HTTP/1.1\r\nHost: x\r\n\r\n"
+                                  "GET /echo?i=2 HTTP/1.1\r\nHost: x\r\n\r\n"
+                                  "HEAD /echo?i=3 HTTP/1.1\r\nHost: x\r\n\r\n"
+                                  "GET /echo?i=4 HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n");
         const size_t a = r.find("GET /echo i=1 sleep=1"), b = r.find("GET /echo i=2"),
                      c = r.find("GET /echo i=4");
         CHECK(a != std::string::npos);
@@ -272,7 +274,8 @@ TEST_SUITE("http") {
         CHECK(a < b);
         CHECK(b < c);
         int answers = 0;
-        for (size_t at = r.find("HTTP/1.1 200"); at != std::string::npos; at = r.find("HTTP/1.1 200", at + 1))
+        for (size_t at = r.find("HTTP/1.1 200"); at != std::string::npos;
+             at = r.find("HTTP/1.1 200", at + 1))
             ++answers;
         CHECK(answers == 4);
     }
@@ -340,8 +343,9 @@ TEST_SUITE("http") {
         TestServer s(small_options(), std::ref(fake));
         const int fd = connect_to(s.port);
         REQUIRE(fd >= 0);
-        send_all(fd, "GET /slow HTTP/1.1\r\nHost: x\r\n\r\n"
-                     "GET /echo?i=2 HTTP/1.1\r\nHost: x\r\n\r\n");
+        send_all(fd,
+                 "GET /slow HTTP/1.1\r\nHost: x\r\n\r\n"
+                 "GET /echo?i=2 HTTP/1.1\r\nHost: x\r\n\r\n");
         CHECK(eventually([&] { return fake.slow == 1; }));
         // The FIN comes while the first request runs: as curl or a proxy may send it.
         ::shutdown(fd, SHUT_WR);

@@ -31,13 +31,13 @@ using test_files::TempDir;
 // Every entry of `values` through get() and unpack() (the slow twin), the layer built
 // whole and in chunks of `chunk`. Returns the escapes of the whole build.
 uint64_t check_lines(const std::vector<int8_t>& values, int s, uint64_t chunk = 0) {
-    const db::LineLayer l = chunk ? db::LineLayer::build_chunks(
-                                        values.size(), s, chunk,
-                                        [&](uint64_t first, uint64_t count, int8_t* out) {
-                                            std::copy(values.begin() + first,
-                                                      values.begin() + first + count, out);
-                                        })
-                                  : db::LineLayer::build(values.data(), values.size(), s);
+    const db::LineLayer l =
+        chunk ? db::LineLayer::build_chunks(values.size(), s, chunk,
+                                            [&](uint64_t first, uint64_t count, int8_t* out) {
+                                                std::copy(values.begin() + first,
+                                                          values.begin() + first + count, out);
+                                            })
+              : db::LineLayer::build(values.data(), values.size(), s);
     REQUIRE(l.size() == values.size());
     REQUIRE(l.seeds() == s);
     std::vector<int8_t> out(values.size(), 99);
@@ -142,7 +142,8 @@ TEST_SUITE("db") {
             CHECK(lines->memory_bytes() < raw->memory_bytes());
             CHECK(lines->memory_bytes() > packed->memory_bytes());
             const std::string said = db::describe(*mixed, d);
-            CHECK(said.find("layers 0.." + std::to_string(k - 1) + " in lines") != std::string::npos);
+            CHECK(said.find("layers 0.." + std::to_string(k - 1) + " in lines") !=
+                  std::string::npos);
             const db::Database* const held[] = {lines.get(), mixed.get(), from_kdb.get()};
             for (int s = 0; s <= k; ++s) {
                 uint8_t c[12];

@@ -83,8 +83,7 @@ TEST_SUITE("cli") {
 
     TEST_CASE("verify-db --manifest: the committed manifest matches layers built here") {
         // results/value-hashes.txt lists, among others, the 5-pit layers 0..8 of both rules.
-        const std::string committed =
-            std::string(KALAH_SOURCE_DIR) + "/results/value-hashes.txt";
+        const std::string committed = std::string(KALAH_SOURCE_DIR) + "/results/value-hashes.txt";
         test_files::TempDir dir("manifest-committed");
         const std::string d = dir.path.string();
         for (const char* rule : {"standard", "empty-capture"}) {

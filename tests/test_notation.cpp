@@ -148,7 +148,7 @@ TEST_SUITE("notation") {
         CHECK_THROWS_AS(kalah::parse_move("C1", 6), InputError);
         CHECK_THROWS_AS(kalah::parse_move("A7", 6), InputError);
         CHECK_THROWS_AS(kalah::parse_move("A0", 6), InputError);
-        CHECK_THROWS_AS(kalah::parse_move("A01", 6), InputError);   // not read as A1
+        CHECK_THROWS_AS(kalah::parse_move("A01", 6), InputError);  // not read as A1
         CHECK_THROWS_AS(kalah::parse_move("A0016", 6), InputError);
         CHECK_THROWS_AS(kalah::parse_move("A11", 6), InputError);
         CHECK_THROWS_AS(kalah::parse_move("A", 6), InputError);

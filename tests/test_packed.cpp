@@ -105,7 +105,9 @@ TEST_SUITE("db") {
         CHECK_THROWS_AS(db::PackedLayer::pack(v.data(), v.size(), 128), std::invalid_argument);
     }
 
-    TEST_CASE("packed and lines: every entry of m = 4 layers 0..20 and m = 5 layers 0..16 equals the byte") {
+    TEST_CASE(
+        "packed and lines: every entry of m = 4 layers 0..20 and m = 5 layers 0..16 equals the "
+        "byte") {
         for (Rule rule : {Rule::Standard, Rule::EmptyCapture}) {
             for (int m : {4, 5}) {
                 const int k = m == 4 ? 20 : 16;

@@ -5,16 +5,15 @@
 #include <algorithm>
 #include <atomic>
 #include <cstdlib>
+#include <nlohmann/json.hpp>
 #include <random>
 #include <string>
 #include <thread>
 #include <vector>
 
-#include <nlohmann/json.hpp>
-
 #include "cli_runner.h"
-#include "random_position.h"
 #include "core/notation.h"
+#include "random_position.h"
 #include "solver/solver.h"
 #include "solver/tt.h"
 #include "solver/tt_growth.h"
@@ -201,7 +200,8 @@ TEST_SUITE("parallel") {
             CHECK(tt.bytes() == kalah::tt_growth::kTouchBytes);
             std::vector<kalah::TTKey> keys;
             for (int i = 0; i < 5000; ++i) {
-                int a[6] = {i % 40, (i / 40) % 50, 2 + i / 2000, 1, 1, 1}, n[6] = {1, 3, 1, 1, 1, 1};
+                int a[6] = {i % 40, (i / 40) % 50, 2 + i / 2000, 1, 1, 1},
+                    n[6] = {1, 3, 1, 1, 1, 1};
                 keys.push_back(kalah::TTKey::of(Board::from_rows(6, a, n, 0, 0, Side::South)));
                 tt.store(keys.back(), -(i % 7), i % 5, i % 6, 1 + i);
             }
@@ -269,7 +269,8 @@ TEST_SUITE("parallel") {
         const auto q = run_kalah(query + "3");
         REQUIRE(q1.status == 0);
         REQUIRE(q.status == 0);
-        CHECK(nlohmann::json::parse(q.out).at("moves") == nlohmann::json::parse(q1.out).at("moves"));
+        CHECK(nlohmann::json::parse(q.out).at("moves") ==
+              nlohmann::json::parse(q1.out).at("moves"));
         for (const char* bad : {"0", "-2", "5000"}) {
             const auto r = run_kalah(std::string("solve --pits 4 --seeds 3 --threads ") + bad);
             CHECK(r.status == 2);

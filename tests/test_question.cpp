@@ -42,8 +42,8 @@ TEST_SUITE("question") {
             CHECK(q->lower == g.lower);
             CHECK(q->bound == g.bound);
         }
-        for (const char* bad : {"", "v", "v=2", "v>=", "v>=2x", "v>=+-3", "win2", "v>=5000",
-                                "draw", "v=>2", "2>=v", "v>=1.5"}) {
+        for (const char* bad : {"", "v", "v=2", "v>=", "v>=2x", "v>=+-3", "win2", "v>=5000", "draw",
+                                "v=>2", "2>=v", "v>=1.5"}) {
             INFO(bad);
             CHECK_FALSE(parse_question(bad));
         }
@@ -78,7 +78,8 @@ TEST_SUITE("question") {
                     o.parallel_min_seeds = 0;  // the parallel search even on small positions
                     Solver solver(m, rule, o);
                     for (int k = 0; k < 12; ++k) {
-                        const Board b = random_position(rng, m, 2 + int(rng() % (m <= 3 ? 13 : 10)));
+                        const Board b =
+                            random_position(rng, m, 2 + int(rng() % (m <= 3 ? 13 : 10)));
                         const int v = south_value(bf, b);
                         const int total = b.seeds_in_pits() + b.own_store() + b.opp_store();
                         for (int bound = -total - 1; bound <= total + 1;
@@ -95,8 +96,8 @@ TEST_SUITE("question") {
                                 // mover's side; the move keeps that bound, and so does v.
                                 const bool south = b.to_move() == Side::South;
                                 const bool mover_side =
-                                    !b.over() && (south ? (a.proved == q.lower)
-                                                        : (a.proved != q.lower));
+                                    !b.over() &&
+                                    (south ? (a.proved == q.lower) : (a.proved != q.lower));
                                 CHECK((a.move >= 0) == mover_side);
                                 if (a.move >= 0) {
                                     CHECK(a.kept.lower == south);

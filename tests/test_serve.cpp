@@ -4,19 +4,18 @@
 #include <doctest/doctest.h>
 
 #if KALAH_HAS_SERVE
-#include <nlohmann/json.hpp>
-
 #include <atomic>
 #include <chrono>
 #include <functional>
+#include <nlohmann/json.hpp>
 #include <random>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include "analysis/reports.h"
 #include "brute_force.h"
 #include "random_position.h"
-#include "analysis/reports.h"
 #include "serve/server.h"
 #include "solver/solver.h"
 
@@ -89,9 +88,8 @@ TEST_SUITE("serve") {
                 BruteForce bf(m, rule);
                 for (int i = 0; i < 12; ++i) {
                     const kalah::Board b = random_position(rng, m, 2 + int(rng() % (3 * m)));
-                    const ApiReply r = api.get(
-                        "query", {{"position", kalah::format_position(b)},
-                                  {"rule", kalah::rule_name(rule)}});
+                    const ApiReply r = api.get("query", {{"position", kalah::format_position(b)},
+                                                         {"rule", kalah::rule_name(rule)}});
                     REQUIRE(r.status == 200);
                     const json j = json::parse(r.body);
                     const ref::Pos p = ref::from_board(b);
@@ -150,8 +148,9 @@ TEST_SUITE("serve") {
             CHECK(error_of(r).find(c.names) != std::string::npos);
         }
         // What a parameter means is what the CLI's option of the same name means.
-        const ApiReply ok = api.get("move", {{"pits", "3"}, {"seeds", "3"}, {"level", "easy"},
-                                             {"seed", "18446744073709551615"}});
+        const ApiReply ok = api.get(
+            "move",
+            {{"pits", "3"}, {"seeds", "3"}, {"level", "easy"}, {"seed", "18446744073709551615"}});
         CHECK(ok.status == 200);
         CHECK(api.get("query", {{"seeds", "3"}}).status == 400);
         CHECK(api.get("query", {}).status == 400);
@@ -235,8 +234,9 @@ TEST_SUITE("serve") {
         CHECK(j["moves"].size() == 6);
     }
 
-    TEST_CASE("analysis stream: every bound holds the exact value, bounds only tighten, the "
-              "last event is query's answer") {
+    TEST_CASE(
+        "analysis stream: every bound holds the exact value, bounds only tighten, the "
+        "last event is query's answer") {
         Api api(small_config());
         std::mt19937 rng(34);
         int open_bounds = 0, move_events = 0;
@@ -325,7 +325,8 @@ TEST_SUITE("serve") {
         CHECK(bad.reply.status == 400);
         CHECK(error_of(bad.reply).find("'seeds'") != std::string::npos);
         CHECK(bad.events.empty());
-        const Streamed unknown_name = stream(api, {{"pits", "3"}, {"seeds", "3"}, {"level", "easy"}});
+        const Streamed unknown_name =
+            stream(api, {{"pits", "3"}, {"seeds", "3"}, {"level", "easy"}});
         CHECK(unknown_name.reply.status == 400);
         CHECK(unknown_name.events.empty());
         size_t events = 0;
@@ -371,7 +372,8 @@ TEST_SUITE("serve") {
         const Params small = {{"pits", "4"}, {"seeds", "3"}};
         for (size_t stop_at : {1, 2, 3, 5}) {
             size_t seen = 0;
-            const Streamed g = stream(api, small, nullptr, [&](const json&) { return ++seen < stop_at; });
+            const Streamed g =
+                stream(api, small, nullptr, [&](const json&) { return ++seen < stop_at; });
             CHECK(g.reply.status == 499);
             CHECK(g.events.size() == stop_at);
             CHECK(api.load().searching == 0);

@@ -4,13 +4,12 @@
 #include <atomic>
 #include <chrono>
 #include <initializer_list>
+#include <nlohmann/json.hpp>
 #include <random>
 #include <string>
 #include <thread>
 #include <unordered_map>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "brute_force.h"
 #include "cli_runner.h"
@@ -52,14 +51,18 @@ TEST_SUITE("solver") {
     }
 
     TEST_CASE("query agrees with brute force on random positions, m = 4, 5, 6") {
-        const int kQueries = std::getenv("KALAH_QUERIES") ? std::atoi(std::getenv("KALAH_QUERIES")) : 400;
+        const int kQueries =
+            std::getenv("KALAH_QUERIES") ? std::atoi(std::getenv("KALAH_QUERIES")) : 400;
         std::mt19937 rng(12345);
         for (Rule rule : {Rule::Standard, Rule::EmptyCapture}) {
             for (int m = 4; m <= 6; ++m) {
                 BruteForce bf(m, rule);
                 Solver s(m, rule, small_tt());
                 for (int t = 0; t < kQueries; ++t) {
-                    const Board b = random_position(rng, m, 2 + int(rng() % (m == 4 ? 15 : m == 5 ? 13 : 11)));
+                    const Board b = random_position(rng, m,
+                                                    2 + int(rng() % (m == 4   ? 15
+                                                                     : m == 5 ? 13
+                                                                              : 11)));
                     CAPTURE(kalah::format_position(b));
                     CAPTURE(kalah::rule_name(rule));
                     REQUIRE(s.value(b) == bf.value(ref::from_board(b)));
@@ -73,7 +76,8 @@ TEST_SUITE("solver") {
         }
     }
 
-    TEST_CASE("a one-bucket table (constant replacement and bound merging) agrees with brute force") {
+    TEST_CASE(
+        "a one-bucket table (constant replacement and bound merging) agrees with brute force") {
         // With 64 MiB the table never fills in the other tests; here every store competes
         // for the same four entries, so replacement and merging decide what the search sees.
         SolverOptions tiny;
@@ -168,7 +172,9 @@ TEST_SUITE("solver") {
             CAPTURE(off);
             std::mt19937 rng(99);
             SolverOptions o = small_tt();
-            (off == 0 ? o.experiments.etc : off == 1 ? o.experiments.ordering : o.experiments.tt_move) = false;
+            (off == 0   ? o.experiments.etc
+             : off == 1 ? o.experiments.ordering
+                        : o.experiments.tt_move) = false;
             Solver a(5, Rule::Standard, small_tt()), b(5, Rule::Standard, o);
             CHECK(a.value(Board::start(5, 2)) == b.value(Board::start(5, 2)));
             for (int t = 0; t < 100; ++t) {
@@ -272,8 +278,8 @@ TEST_SUITE("solver") {
             kalah::replay(b, pv, Rule::EmptyCapture);
             REQUIRE(b.over());
             CHECK(b.store(kalah::Side::South) - b.store(kalah::Side::North) == 8);
-            CHECK(j.at("score") == std::vector<int>{b.store(kalah::Side::South),
-                                                    b.store(kalah::Side::North)});
+            CHECK(j.at("score") ==
+                  std::vector<int>{b.store(kalah::Side::South), b.store(kalah::Side::North)});
             CHECK(j.at("nodes").get<uint64_t>() > 0);
             CHECK(j.at("seconds").is_number());
             CHECK(j.at("nodes_per_second").is_number());
@@ -298,7 +304,8 @@ TEST_SUITE("solver") {
                 ref::Pos q = p;
                 ref::play(q, pit, Rule::Standard);
                 const auto& mv = j.at("moves")[i++];
-                CHECK(mv.at("move").get<std::string>().rfind("B" + std::to_string(pit + 1), 0) == 0);
+                CHECK(mv.at("move").get<std::string>().rfind("B" + std::to_string(pit + 1), 0) ==
+                      0);
                 CHECK(mv.at("value") == bf4.value(q));
                 CHECK(mv.at("best") == (bf4.value(q) == bf4.value(p)));
             }
@@ -328,10 +335,9 @@ TEST_SUITE("solver") {
     TEST_CASE("CLI bad input: one line, exit 2") {
         for (const char* args :
              {"solve --pits 9 --seeds 4", "solve --pits 6 --seeds 0", "solve --pits 6 --seeds 11",
-              "solve --threads 0", "query --pits 3 --seeds 2 --threads -1",
-              "solve --tt-mb 0", "solve --ablate nothing",
-              "query --position 1,2/3", "query --pits 3 --seeds 3 --moves B1",
-              "solve --bogus"}) {
+              "solve --threads 0", "query --pits 3 --seeds 2 --threads -1", "solve --tt-mb 0",
+              "solve --ablate nothing", "query --position 1,2/3",
+              "query --pits 3 --seeds 3 --moves B1", "solve --bogus"}) {
             CAPTURE(args);
             auto r = run_kalah(args);
             CHECK(r.status == 2);

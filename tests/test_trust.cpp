@@ -450,7 +450,8 @@ int build_truncation_child(const std::string& dir) {
 int run_child_case(const std::string& env, const std::string& dir, const std::string& name) {
     const std::string cmd = env + "=" + dir + " timeout -k 2 " + std::to_string(kLimit) +
                             " /proc/" + std::to_string(::getpid()) +
-                            "/exe --no-skip -ts=trust -tc='" + name + "' --no-version >/dev/null 2>&1";
+                            "/exe --no-skip -ts=trust -tc='" + name +
+                            "' --no-version >/dev/null 2>&1";
     const int raw = std::system(cmd.c_str());
     return WIFEXITED(raw) ? WEXITSTATUS(raw) : -1;
 }
@@ -480,6 +481,7 @@ TEST_SUITE("trust") {
         TempDir dir("mapped");
         const std::string d = dir.path.string();
         build_small(d);
-        CHECK(run_child_case("KALAH_TRUST_MAPPED_DIR", d, "mapped: the child of the truncation*") == 0);
+        CHECK(run_child_case("KALAH_TRUST_MAPPED_DIR", d, "mapped: the child of the truncation*") ==
+              0);
     }
 }

@@ -22,7 +22,8 @@ TEST_SUITE("tt") {
                 const Board b = random_position(rng, m, int(rng() % 100) + 2);
                 const kalah::TTKey k = kalah::TTKey::of(b);
                 auto byte = [&](int i) {
-                    return i < 8 ? int((k.lo >> (8 * i)) & 0xff) : int((k.hi >> (8 * (i - 8))) & 0xff);
+                    return i < 8 ? int((k.lo >> (8 * i)) & 0xff)
+                                 : int((k.hi >> (8 * (i - 8))) & 0xff);
                 };
                 for (int i = 0; i < m; ++i) {
                     CHECK(byte(i) == b.own_pit(i));
@@ -170,14 +171,14 @@ TEST_SUITE("tt") {
         uint64_t n = 0;
         bool wants = false;
         while (!wants && n < 100 * start) {
-            wants = tt.store_shared(key(n), -int(n % 9), int(n % 11), int(n % 6), 1 + n % 1000,
-                                    tally);
+            wants =
+                tt.store_shared(key(n), -int(n % 9), int(n % 11), int(n % 6), 1 + n % 1000, tally);
             ++n;
         }
         REQUIRE(wants);
-        CHECK(tt.bytes() == start);         // the shared calls never grow it
-        CHECK(tt.usage_permille() == 0);    // nor count entries before settle()
-        tt.report(tally);                   // this thread stops: its last tally
+        CHECK(tt.bytes() == start);       // the shared calls never grow it
+        CHECK(tt.usage_permille() == 0);  // nor count entries before settle()
+        tt.report(tally);                 // this thread stops: its last tally
         std::vector<uint64_t> held;
         for (uint64_t i = 0; i < n; ++i)
             if (tt.probe(key(i)).found) held.push_back(i);

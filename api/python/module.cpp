@@ -43,9 +43,12 @@ Board to_board(const py::handle& obj) {
     const py::handle tm = t[2];
     if (py::isinstance<py::str>(tm)) {
         const std::string s = tm.cast<std::string>();
-        if (s == "A" || s == "S" || s == "South") side = Side::South;
-        else if (s == "B" || s == "N" || s == "North") side = Side::North;
-        else throw InputError("position: to_move must be A or B, not '" + s + "'");
+        if (s == "A" || s == "S" || s == "South")
+            side = Side::South;
+        else if (s == "B" || s == "N" || s == "North")
+            side = Side::North;
+        else
+            throw InputError("position: to_move must be A or B, not '" + s + "'");
     } else {
         const int v = tm.cast<int>();
         if (v != 0 && v != 1) throw InputError("position: to_move must be 0 (South) or 1 (North)");
@@ -67,8 +70,9 @@ api::Budget budget(uint64_t node_limit, double time_limit) {
 }
 
 py::tuple value_tuple(const api::Value& v) {
-    return py::make_tuple(v.source == api::Source::Unknown ? py::object(py::none()) : py::int_(v.value),
-                          api::source_name(v.source), v.nodes);
+    return py::make_tuple(
+        v.source == api::Source::Unknown ? py::object(py::none()) : py::int_(v.value),
+        api::source_name(v.source), v.nodes);
 }
 
 }  // namespace
@@ -82,8 +86,10 @@ PYBIND11_MODULE(_kalah, m) {
     py::class_<api::Oracle>(m, "Oracle")
         .def(py::init([](const std::string& dir, size_t db_memory_mib, size_t tt_mib, int threads) {
                  if (threads < 1) throw InputError("threads must be >= 1");
-                 if (tt_mib < 1 || db_memory_mib < 1) throw InputError("memory sizes must be >= 1 MiB");
-                 return std::make_unique<api::Oracle>(dir, api::Options{db_memory_mib, tt_mib, threads});
+                 if (tt_mib < 1 || db_memory_mib < 1)
+                     throw InputError("memory sizes must be >= 1 MiB");
+                 return std::make_unique<api::Oracle>(dir,
+                                                      api::Options{db_memory_mib, tt_mib, threads});
              }),
              py::arg("dir"), py::arg("db_memory_mib"), py::arg("tt_mib"), py::arg("threads"))
         .def("probe",
@@ -99,27 +105,27 @@ PYBIND11_MODULE(_kalah, m) {
                  }
                  return value_tuple(v);
              })
-        .def("move_values",
-             [](api::Oracle& o, const py::handle& pos, const std::string& rule, uint64_t nodes,
-                double seconds) {
-                 const Board b = to_board(pos);
-                 const Rule r = parse_rule(rule);
-                 const api::Budget bu = budget(nodes, seconds);
-                 std::vector<api::MoveValue> mv;
-                 {
-                     py::gil_scoped_release release;
-                     mv = o.move_values(b, r, bu);
-                 }
-                 py::list out;
-                 for (const auto& x : mv) {
-                     const py::tuple v = value_tuple(x.value);
-                     out.append(py::make_tuple(x.text, x.pit, v[0], v[1], v[2]));
-                 }
-                 return out;
-             });
+        .def("move_values", [](api::Oracle& o, const py::handle& pos, const std::string& rule,
+                               uint64_t nodes, double seconds) {
+            const Board b = to_board(pos);
+            const Rule r = parse_rule(rule);
+            const api::Budget bu = budget(nodes, seconds);
+            std::vector<api::MoveValue> mv;
+            {
+                py::gil_scoped_release release;
+                mv = o.move_values(b, r, bu);
+            }
+            py::list out;
+            for (const auto& x : mv) {
+                const py::tuple v = value_tuple(x.value);
+                out.append(py::make_tuple(x.text, x.pit, v[0], v[1], v[2]));
+            }
+            return out;
+        });
 
-    m.def("normalize", [](const py::handle& pos) { return format_position(to_board(pos)); },
-          "The position (text or tuple) as the project's text.");
+    m.def(
+        "normalize", [](const py::handle& pos) { return format_position(to_board(pos)); },
+        "The position (text or tuple) as the project's text.");
     m.def("to_tuple", [](const py::handle& pos) {
         const Board b = to_board(pos);
         py::list south, north;

@@ -50,59 +50,59 @@ extern "C" {
 #define KALAH_POSITION_TEXT_SIZE 64
 
 typedef enum kalah_status {
-  KALAH_OK = 0,
-  KALAH_ERR_ARGUMENT = 1, /* a NULL pointer, an unknown rule, a negative budget, ... */
-  KALAH_ERR_POSITION = 2, /* a malformed or impossible position, or an illegal move */
-  KALAH_ERR_NOT_FOUND = 3, /* the database directory is missing or holds no layer file */
-  KALAH_ERR_DATABASE = 4, /* a layer file is damaged or cannot be read */
-  KALAH_ERR_MEMORY = 5,   /* out of memory */
-  KALAH_ERR_INTERNAL = 6  /* anything else (a bug: please report the message) */
+    KALAH_OK = 0,
+    KALAH_ERR_ARGUMENT = 1,  /* a NULL pointer, an unknown rule, a negative budget, ... */
+    KALAH_ERR_POSITION = 2,  /* a malformed or impossible position, or an illegal move */
+    KALAH_ERR_NOT_FOUND = 3, /* the database directory is missing or holds no layer file */
+    KALAH_ERR_DATABASE = 4,  /* a layer file is damaged or cannot be read */
+    KALAH_ERR_MEMORY = 5,    /* out of memory */
+    KALAH_ERR_INTERNAL = 6   /* anything else (a bug: please report the message) */
 } kalah_status;
 
 typedef enum kalah_rule {
-  KALAH_RULE_STANDARD = 0,     /* capture only when the opposite pit holds seeds */
-  KALAH_RULE_EMPTY_CAPTURE = 1 /* the lone last seed is captured too */
+    KALAH_RULE_STANDARD = 0,     /* capture only when the opposite pit holds seeds */
+    KALAH_RULE_EMPTY_CAPTURE = 1 /* the lone last seed is captured too */
 } kalah_rule;
 
 typedef enum kalah_source {
-  KALAH_SOURCE_DATABASE = 0, /* exact: read from the database (or the game is over) */
-  KALAH_SOURCE_SEARCH = 1,   /* exact: proven by a search within the budget */
-  KALAH_SOURCE_UNKNOWN = 2   /* the budget ran out: no value */
+    KALAH_SOURCE_DATABASE = 0, /* exact: read from the database (or the game is over) */
+    KALAH_SOURCE_SEARCH = 1,   /* exact: proven by a search within the budget */
+    KALAH_SOURCE_UNKNOWN = 2   /* the budget ran out: no value */
 } kalah_source;
 
 /* A position: rows as in rules.md (A1..Am from South's left, B1..Bm from North's left). */
 typedef struct kalah_position {
-  int pits;                   /* m, 1..6 */
-  int south[KALAH_MAX_PITS];  /* A1..Am */
-  int north[KALAH_MAX_PITS];  /* B1..Bm */
-  int store_south;
-  int store_north;
-  int to_move; /* 0: South (A row), 1: North (B row) */
+    int pits;                  /* m, 1..6 */
+    int south[KALAH_MAX_PITS]; /* A1..Am */
+    int north[KALAH_MAX_PITS]; /* B1..Bm */
+    int store_south;
+    int store_north;
+    int to_move; /* 0: South (A row), 1: North (B row) */
 } kalah_position;
 
 /* Options of kalah_open; NULL, or a zeroed field, means the default. */
 typedef struct kalah_options {
-  size_t db_memory_mib; /* memory for the database layers and block cache (4096) */
-  size_t tt_mib;        /* transposition table of each search thread's solver (64) */
-  int threads;          /* threads of one search (1) */
+    size_t db_memory_mib; /* memory for the database layers and block cache (4096) */
+    size_t tt_mib;        /* transposition table of each search thread's solver (64) */
+    int threads;          /* threads of one search (1) */
 } kalah_options;
 
 /* Budget of one search; NULL, or a zero field, means no limit on that count. */
 typedef struct kalah_budget {
-  uint64_t node_limit;
-  double time_limit_seconds;
+    uint64_t node_limit;
+    double time_limit_seconds;
 } kalah_budget;
 
 typedef struct kalah_value {
-  int value; /* South's final margin; meaningless when source is KALAH_SOURCE_UNKNOWN */
-  kalah_source source;
-  uint64_t nodes; /* nodes searched for it (0 from the database) */
+    int value; /* South's final margin; meaningless when source is KALAH_SOURCE_UNKNOWN */
+    kalah_source source;
+    uint64_t nodes; /* nodes searched for it (0 from the database) */
 } kalah_value;
 
 typedef struct kalah_move_value {
-  int pit;                         /* 0-based pit of the side to move: 0 is A1 or B1 */
-  char text[KALAH_MOVE_TEXT_SIZE]; /* the move in notation, e.g. "A3+" */
-  kalah_value value;               /* of the position after the move (South's margin) */
+    int pit;                         /* 0-based pit of the side to move: 0 is A1 or B1 */
+    char text[KALAH_MOVE_TEXT_SIZE]; /* the move in notation, e.g. "A3+" */
+    kalah_value value;               /* of the position after the move (South's margin) */
 } kalah_move_value;
 
 typedef struct kalah_db kalah_db;
