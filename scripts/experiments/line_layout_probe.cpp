@@ -13,7 +13,7 @@
 // one's, so the figure is a latency, not a throughput. The three agree on every entry of a
 // million random ones before timing.
 //
-//   g++ -O3 -o /tmp/line_layout_probe scripts/line_layout_probe.cpp
+//   g++ -O3 -o /tmp/line_layout_probe scripts/experiments/line_layout_probe.cpp
 //   /tmp/line_layout_probe DB/kalah-m6-standard-s29.kpk 29
 #include <sys/mman.h>
 
