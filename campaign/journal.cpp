@@ -11,33 +11,13 @@
 #include <cstring>
 #include <filesystem>
 
+#include "core/le.h"
 #include "core/notation.h"
 #include "core/regular_file.h"
 #include "db/format.h"
 
 namespace kalah::campaign {
 namespace {
-
-void put_u16(unsigned char* p, uint16_t v) {
-    for (int i = 0; i < 2; ++i) p[i] = static_cast<unsigned char>(v >> (8 * i));
-}
-void put_u32(unsigned char* p, uint32_t v) {
-    for (int i = 0; i < 4; ++i) p[i] = static_cast<unsigned char>(v >> (8 * i));
-}
-void put_u64(unsigned char* p, uint64_t v) {
-    for (int i = 0; i < 8; ++i) p[i] = static_cast<unsigned char>(v >> (8 * i));
-}
-uint16_t get_u16(const unsigned char* p) { return static_cast<uint16_t>(p[0] | (p[1] << 8)); }
-uint32_t get_u32(const unsigned char* p) {
-    uint32_t v = 0;
-    for (int i = 3; i >= 0; --i) v = (v << 8) | p[i];
-    return v;
-}
-uint64_t get_u64(const unsigned char* p) {
-    uint64_t v = 0;
-    for (int i = 7; i >= 0; --i) v = (v << 8) | p[i];
-    return v;
-}
 
 std::string errno_text() { return std::strerror(errno); }
 

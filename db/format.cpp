@@ -11,6 +11,7 @@
 #include <cstring>
 #include <filesystem>
 
+#include "core/le.h"
 #include "core/notation.h"
 #include "core/regular_file.h"
 #include "db/index.h"
@@ -25,23 +26,6 @@ constexpr uint64_t kP4 = 0x85EBCA77C2B2AE63ull;
 constexpr uint64_t kP5 = 0x27D4EB2F165667C5ull;
 
 inline uint64_t rotl(uint64_t x, int r) { return (x << r) | (x >> (64 - r)); }
-
-void put_u32(uint8_t* p, uint32_t v) {
-    for (int i = 0; i < 4; ++i) p[i] = static_cast<uint8_t>(v >> (8 * i));
-}
-void put_u64(uint8_t* p, uint64_t v) {
-    for (int i = 0; i < 8; ++i) p[i] = static_cast<uint8_t>(v >> (8 * i));
-}
-uint32_t get_u32(const uint8_t* p) {
-    uint32_t v = 0;
-    for (int i = 0; i < 4; ++i) v |= static_cast<uint32_t>(p[i]) << (8 * i);
-    return v;
-}
-uint64_t get_u64(const uint8_t* p) {
-    uint64_t v = 0;
-    for (int i = 0; i < 8; ++i) v |= static_cast<uint64_t>(p[i]) << (8 * i);
-    return v;
-}
 
 std::string base_name(const std::string& path) {
     return std::filesystem::path(path).filename().string();

@@ -12,6 +12,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "core/le.h"
 #include "core/notation.h"
 #include "core/regular_file.h"
 #include "db/format.h"
@@ -204,12 +205,6 @@ constexpr char kPackedMagic[8] = {'K', 'A', 'L', 'A', 'H', 'K', 'P', 'K'};
 constexpr uint64_t kPackedHeaderBytes = 64;
 constexpr uint64_t kAlign = 4096;
 
-uint64_t load_u64(const uint8_t* p) {
-    uint64_t v;
-    std::memcpy(&v, p, 8);
-    return v;
-}
-void store_u64(uint8_t* p, uint64_t v) { std::memcpy(p, &v, 8); }
 uint64_t pieces_of(uint64_t bytes) {
     return (bytes + PackedLayer::kPiece - 1) / PackedLayer::kPiece;
 }
@@ -228,7 +223,7 @@ void piece_checksums(const uint8_t* region, uint64_t bytes, std::vector<uint64_t
 uint64_t packed_header_checksum(const uint8_t* head, const std::vector<uint64_t>& table) {
     uint8_t copy[kPackedHeaderBytes];
     std::memcpy(copy, head, kPackedHeaderBytes);
-    store_u64(copy + 48, 0);
+    put_u64(copy + 48, 0);
     return kh64(table.data(), table.size() * 8, kh64(copy, kPackedHeaderBytes));
 }
 
@@ -250,18 +245,17 @@ void PackedLayer::write_file(const std::string& path, int m, Rule rule, uint64_t
     piece_checksums(data(), data_bytes_, table);
     std::vector<uint8_t> head(table_end(table.size()), 0);
     std::memcpy(head.data(), kPackedMagic, 8);
-    const uint32_t version = kPackedVersion;
-    std::memcpy(&head[8], &version, 4);
+    put_u32(&head[8], kPackedVersion);
     head[12] = static_cast<uint8_t>(m);
     head[13] = static_cast<uint8_t>(rule == Rule::Standard ? 0 : 1);
     head[14] = static_cast<uint8_t>(s_);
-    store_u64(&head[16], n_);
-    store_u64(&head[24], header_bytes_);
-    store_u64(&head[32], data_bytes_);
-    store_u64(&head[40], source);
-    store_u64(&head[56], table.size());
+    put_u64(&head[16], n_);
+    put_u64(&head[24], header_bytes_);
+    put_u64(&head[32], data_bytes_);
+    put_u64(&head[40], source);
+    put_u64(&head[56], table.size());
     std::memcpy(&head[kPackedHeaderBytes], table.data(), table.size() * 8);
-    store_u64(&head[48], packed_header_checksum(head.data(), table));
+    put_u64(&head[48], packed_header_checksum(head.data(), table));
     write_file_durably(path,
                        {{head.data(), head.size()}, {hdr, header_bytes_}, {data(), data_bytes_}});
 }
@@ -270,14 +264,13 @@ bool PackedLayer::twin_matches(const std::string& path, int m, Rule rule, int s,
     std::string why;
     const int fd = open_regular_file(path, O_RDONLY, &why);
     if (fd < 0) return false;
-    uint8_t head[kPackedHeaderBytes];
+    uint8_t head[kPackedHeaderBytes] = {};
     const bool got = ::pread(fd, head, kPackedHeaderBytes, 0) == ssize_t(kPackedHeaderBytes);
     ::close(fd);
-    uint32_t version = 0;
-    std::memcpy(&version, head + 8, 4);
+    const uint32_t version = get_u32(head + 8);
     return got && std::memcmp(head, kPackedMagic, 8) == 0 && version == kPackedVersion &&
            head[12] == m && head[13] == (rule == Rule::Standard ? 0 : 1) && head[14] == s &&
-           load_u64(head + 16) == layer_size(2 * m, s) && load_u64(head + 40) == source;
+           get_u64(head + 16) == layer_size(2 * m, s) && get_u64(head + 40) == source;
 }
 
 PackedLayer PackedLayer::read_file(const std::string& path, int m, Rule rule, int s,
@@ -310,8 +303,7 @@ PackedLayer PackedLayer::read_file(const std::string& path, int m, Rule rule, in
     if (file_size < kPackedHeaderBytes) throw bad("too short for a packed layer");
     read_at(head, kPackedHeaderBytes, 0);
     if (std::memcmp(head, kPackedMagic, 8) != 0) throw bad("not a packed layer (bad magic)");
-    uint32_t version;
-    std::memcpy(&version, head + 8, 4);
+    const uint32_t version = get_u32(head + 8);
     if (version != kPackedVersion)
         throw bad("unsupported packed version " + std::to_string(version));
     if (head[12] != m || head[13] != (rule == Rule::Standard ? 0 : 1) || head[14] != s ||
@@ -321,21 +313,21 @@ PackedLayer PackedLayer::read_file(const std::string& path, int m, Rule rule, in
     const uint64_t n = layer_size(2 * m, s);
     const uint64_t groups = std::max<uint64_t>((n + kGroup - 1) / kGroup, 1);
     const uint64_t header_bytes = groups * sizeof(Header);
-    const uint64_t data_bytes = load_u64(head + 32);
-    if (load_u64(head + 16) != n || load_u64(head + 24) != header_bytes)
+    const uint64_t data_bytes = get_u64(head + 32);
+    if (get_u64(head + 16) != n || get_u64(head + 24) != header_bytes)
         throw bad("entry count or header size does not match the layer");
     // The data: at most 7 bits an entry plus the padding.
     if (data_bytes < 8 || data_bytes > groups * kGroup * 7 / 8 + 8)
         throw bad("data size out of range");
-    if (load_u64(head + 40) != source) throw bad("stale (packed from another build of its .kdb)");
-    const uint64_t pieces = load_u64(head + 56);
+    if (get_u64(head + 40) != source) throw bad("stale (packed from another build of its .kdb)");
+    const uint64_t pieces = get_u64(head + 56);
     if (pieces != pieces_of(header_bytes) + pieces_of(data_bytes)) throw bad("bad piece count");
     const uint64_t start = table_end(pieces);
     if (file_size != start + header_bytes + data_bytes)
         throw bad("file size does not match its header");
     std::vector<uint64_t> table(pieces);
     read_at(table.data(), 8 * pieces, kPackedHeaderBytes);
-    if (packed_header_checksum(head, table) != load_u64(head + 48))
+    if (packed_header_checksum(head, table) != get_u64(head + 48))
         throw bad("header checksum mismatch (damaged)");
 
     PackedLayer p;

@@ -1,39 +1,48 @@
-# Each doctest test suite of kalah_tests is its own ctest test (name: the suite).
-# A test file declares its suite with TEST_SUITE("name"); add the name here.
-set(KALAH_TEST_SUITES
-  core
-  notation
-  cli
-  db
-  solver
-  tt
-  analysis
-  bench
-  parallel
-  campaign
-  question
-  trust
-  serve
-  http
-  book
-)
-# Labels pick what the sanitizer builds of .ci/run run (ctest -L): `asan` the suites run
-# under ASan+UBSan, `tsan` those that run threads (the parallel search and its shared TT,
-# the CLI's --threads), under TSan. Measured times: results/ci.md.
-set(KALAH_ASAN_SUITES core notation cli db solver tt analysis bench parallel campaign question trust serve http book)
+# Each doctest test suite of kalah_tests is its own ctest test, named for the suite. The
+# suites are read once from the test sources' TEST_SUITE("name") declarations (test_srcs,
+# CMakeLists.txt), so a new suite needs no list here.
+set(KALAH_TEST_SUITES "")
+foreach(src ${test_srcs})
+  file(STRINGS ${src} decls REGEX "^TEST_SUITE\\(\"[a-z0-9-]+\"\\)")
+  foreach(decl ${decls})
+    string(REGEX REPLACE "^TEST_SUITE\\(\"([a-z0-9-]+)\"\\).*" "\\1" suite "${decl}")
+    list(APPEND KALAH_TEST_SUITES ${suite})
+  endforeach()
+endforeach()
+# Re-read when a test source changes (the glob alone notices only added or removed files).
+set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS ${test_srcs})
+list(REMOVE_DUPLICATES KALAH_TEST_SUITES)
+list(SORT KALAH_TEST_SUITES)
+if(NOT KALAH_TEST_SUITES)
+  message(FATAL_ERROR "tests/suites.cmake: no TEST_SUITE(\"name\") found in tests/*.cpp")
+endif()
+# Labels pick what the sanitizer builds of .ci/run run (ctest -L): every suite is labelled
+# `asan` (run under ASan+UBSan); `tsan` only those that run threads (the parallel search and
+# its shared TT, the CLI's --threads), under TSan. Measured times: results/ci.md.
 set(KALAH_TSAN_SUITES solver tt parallel question serve http)
+foreach(suite ${KALAH_TSAN_SUITES})
+  if(NOT suite IN_LIST KALAH_TEST_SUITES)
+    message(FATAL_ERROR "tests/suites.cmake: KALAH_TSAN_SUITES names '${suite}', which no test declares")
+  endif()
+endforeach()
+# A fresh clone has no ctest timing history, so ctest -j starts tests in declaration order
+# and a long suite started last sets the phase's wall time. COST, the suite's seconds under
+# ASan+UBSan in the last CI run (results/ci.md), makes the longest start first (the
+# script tests below carry their release seconds).
+set(KALAH_SUITE_COST solver=378 campaign=325 db=273 cli=138 bench=131 core=117 parallel=110
+                     analysis=98)
 foreach(suite ${KALAH_TEST_SUITES})
   add_test(NAME ${suite} COMMAND kalah_tests --test-suite=${suite} --no-version)
-  set(labels "")
-  if(suite IN_LIST KALAH_ASAN_SUITES)
-    list(APPEND labels asan)
-  endif()
+  set(labels asan)
   if(suite IN_LIST KALAH_TSAN_SUITES)
     list(APPEND labels tsan)
   endif()
-  if(labels)
-    set_tests_properties(${suite} PROPERTIES LABELS "${labels}")
-  endif()
+  set_tests_properties(${suite} PROPERTIES LABELS "${labels}")
+  foreach(entry ${KALAH_SUITE_COST})
+    if(entry MATCHES "^${suite}=([0-9]+)$")
+      set_tests_properties(${suite} PROPERTIES COST ${CMAKE_MATCH_1})
+    endif()
+  endforeach()
   # Under TSan (5-15x slower) the smaller random and brute-force samples of scripts/tsan.sh.
   if(KALAH_SANITIZE STREQUAL "thread")
     set_tests_properties(${suite} PROPERTIES ENVIRONMENT "KALAH_TSAN_QUICK=1;KALAH_QUERIES=40")
@@ -94,7 +103,7 @@ if(KALAH_SERVE)
   # Exit 77 (skipped) only where no browser is installed; the message says so.
   add_test(NAME serve-browser
            COMMAND ${KALAH_PYTHON3} ${PROJECT_SOURCE_DIR}/tests/serve_browser_test.py $<TARGET_FILE:kalah>)
-  set_tests_properties(serve-browser PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT 600)
+  set_tests_properties(serve-browser PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT 600 COST 99)
 endif()
 
 # Proof certificates: the independent checker's own tests (its move rule against rules.md's
@@ -106,7 +115,7 @@ find_program(KALAH_PYTHON3 python3)
 if(KALAH_PYTHON3 AND KALAH_SANITIZE STREQUAL "" AND NOT KALAH_FUZZ)
   add_test(NAME certificate-checker
            COMMAND ${KALAH_PYTHON3} ${PROJECT_SOURCE_DIR}/tests/test_check_certificate.py)
-  set_tests_properties(certificate-checker PROPERTIES TIMEOUT 600)
+  set_tests_properties(certificate-checker PROPERTIES TIMEOUT 600 COST 35)
   add_test(NAME certificates
            COMMAND bash ${PROJECT_SOURCE_DIR}/tests/certificates_test.sh $<TARGET_FILE:kalah>
                    ${KALAH_PYTHON3})
@@ -134,7 +143,7 @@ if(KALAH_SANITIZE STREQUAL "" AND NOT KALAH_FUZZ)
   endif()
   add_test(NAME campaign-mpi
            COMMAND bash ${PROJECT_SOURCE_DIR}/tests/mpi_campaign_test.sh ${kalah_mpi_kalah} "${kalah_mpirun}")
-  set_tests_properties(campaign-mpi PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT 600)
+  set_tests_properties(campaign-mpi PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT 600 COST 34)
   # --cross-check: a lying worker (the test hook --test-lying-rank) refused, the value right;
   # without the check the lie is not found.
   add_test(NAME campaign-mpi-cross-check

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "core/board.h"
+#include "core/le.h"
 #include "core/notation.h"
 #include "core/step.h"
 #include "random_position.h"
@@ -446,5 +447,34 @@ TEST_SUITE("core") {
                 CHECK(kalah::round_up(seeds, r) - r == ((r - seeds) & 1));
                 CHECK(r - kalah::round_down(seeds, r) == ((r - seeds) & 1));
             }
+    }
+
+    // core/le.h, the byte codec of every binary file, against arithmetic: a value is the sum
+    // of its bytes times powers of 256, whatever the host's byte order.
+    TEST_CASE("le: known bytes, and random values against the sum of bytes times 256^i") {
+        unsigned char b[8];
+        kalah::put_u16(b, 0x1234);
+        CHECK((b[0] == 0x34 && b[1] == 0x12));
+        kalah::put_u32(b, 0x89abcdefu);
+        CHECK((b[0] == 0xef && b[1] == 0xcd && b[2] == 0xab && b[3] == 0x89));
+        kalah::put_u64(b, 0x0102030405060708ull);
+        for (int i = 0; i < 8; ++i) CHECK(b[i] == 8 - i);
+        std::mt19937_64 rng(20261204);
+        for (int trial = 0; trial < 20000; ++trial) {
+            unsigned char raw[8];
+            for (unsigned char& c : raw) c = static_cast<unsigned char>(rng());
+            uint64_t sum = 0, scale = 1;
+            for (int i = 0; i < 8; ++i, scale *= 256) sum += raw[i] * scale;
+            CHECK(kalah::get_u64(raw) == sum);
+            CHECK(kalah::get_u32(raw) == (sum & 0xffffffffu));
+            CHECK(kalah::get_u16(raw) == (sum & 0xffffu));
+            unsigned char back[8] = {};
+            kalah::put_u64(back, sum);
+            CHECK(std::equal(back, back + 8, raw));
+            kalah::put_u32(back, static_cast<uint32_t>(sum >> 32));
+            CHECK(std::equal(back, back + 4, raw + 4));
+            kalah::put_u16(back, static_cast<uint16_t>(sum >> 48));
+            CHECK(std::equal(back, back + 2, raw + 6));
+        }
     }
 }
