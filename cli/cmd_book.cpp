@@ -38,9 +38,12 @@ int run_build(const std::vector<std::string>& args) {
     const std::string out = vm["out"].as<std::string>();
     SolverSetup s = make_solver(vm, "build-book", start, rule);
     const bool q = quiet(vm);
-    const Book book = Book::build(*s.solver, m, n, rule, plies, [&](size_t done, size_t all) {
-        if (!q) std::cerr << "\rbuild-book: " << done << "/" << all << " positions" << std::flush;
-    });
+    const Book book = Book::build(
+        m, n, rule, plies, [&](const Board& b) { return s.solver->value(b); },
+        [&](size_t done, size_t all) {
+            if (!q)
+                std::cerr << "\rbuild-book: " << done << "/" << all << " positions" << std::flush;
+        });
     if (!q) std::cerr << "\n";
     const std::string text = book.format();
     db::write_file_durably(out, {{text.data(), text.size()}});

@@ -13,7 +13,6 @@
 
 #include "core/notation.h"
 #include "core/regular_file.h"
-#include "solver/solver.h"
 
 namespace kalah {
 
@@ -206,7 +205,7 @@ std::vector<Board> Book::positions(int m, int n, Rule rule, int plies) {
     return out;
 }
 
-Book Book::build(Solver& solver, int m, int n, Rule rule, int plies,
+Book Book::build(int m, int n, Rule rule, int plies, const std::function<int(const Board&)>& value,
                  const std::function<void(size_t, size_t)>& progress) {
     Book book;
     book.header_ = {m, n, rule, plies};
@@ -215,7 +214,7 @@ Book Book::build(Solver& solver, int m, int n, Rule rule, int plies,
         // Two positions with the same pits and mover but other stores share their pits
         // value: the first one's entry answers for both.
         if (book.pits_values_.count(b.pits_key())) continue;
-        book.add(b, solver.value(b), "build");
+        book.add(b, value(b), "build");
         if (progress) progress(book.size(), all.size());
     }
     return book;

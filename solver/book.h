@@ -25,8 +25,6 @@
 
 namespace kalah {
 
-class Solver;
-
 class Book {
   public:
     struct Entry {
@@ -51,9 +49,12 @@ class Book {
     // Every position within `plies` plies (single sowings) of Kalah(m,n)'s start under
     // `rule`, each once, in order of first reach (breadth first, moves in pit order).
     static std::vector<Board> positions(int m, int n, Rule rule, int plies);
-    // The book of those positions, each valued by `solver` (of m pits and `rule`);
-    // `progress` (may be empty) hears after each entry: entries done, entries in all.
-    static Book build(Solver& solver, int m, int n, Rule rule, int plies,
+    // The book of those positions, each valued by `value` (South's final margin under
+    // perfect play: a solver of m pits and `rule`, e.g. Solver::value; the book knows no
+    // solver, so that the solver can consult books without an include circle); `progress`
+    // (may be empty) hears after each entry: entries done, entries in all.
+    static Book build(int m, int n, Rule rule, int plies,
+                      const std::function<int(const Board&)>& value,
                       const std::function<void(size_t, size_t)>& progress = {});
 
     const Header& header() const { return header_; }

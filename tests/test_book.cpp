@@ -28,6 +28,11 @@ using test_files::TempDir;
 
 namespace {
 
+// The book of (m, n, rule, plies) valued by solver s.
+Book build_book(Solver& s, int m, int n, Rule rule, int plies) {
+    return Book::build(m, n, rule, plies, [&](const Board& b) { return s.value(b); });
+}
+
 SolverOptions small_options() {
     SolverOptions o;
     o.tt_mb = 16;
@@ -105,7 +110,7 @@ TEST_SUITE("book") {
                 CAPTURE(m);
                 CAPTURE(n);
                 Solver s(m, rule, small_options());
-                const Book book = Book::build(s, m, n, rule, plies);
+                const Book book = build_book(s, m, n, rule, plies);
                 BruteForce bf(m, rule);
                 REQUIRE(book.size() > 1);
                 for (const Book::Entry& e : book.entries()) {
@@ -127,7 +132,7 @@ TEST_SUITE("book") {
         const int m = 4, n = 3;
         for (Rule rule : {Rule::Standard, Rule::EmptyCapture}) {
             Solver plain(m, rule, small_options());
-            const Book book = Book::build(plain, m, n, rule, 3);
+            const Book book = build_book(plain, m, n, rule, 3);
             SolverOptions o = small_options();
             o.book = &book;
             Solver with(m, rule, o);
@@ -173,7 +178,7 @@ TEST_SUITE("book") {
 
     TEST_CASE("inconsistencies: a parent whose value is not its best move's is named") {
         Solver s(3, Rule::Standard, small_options());
-        const Book book = Book::build(s, 3, 3, Rule::Standard, 4);
+        const Book book = build_book(s, 3, 3, Rule::Standard, 4);
         const std::string text = book.format();
         // The start (the first entry, line 4 of the text) and the entry of one of its moves:
         // each forged by 2 seeds is caught, the start by itself, the move through its parent.
@@ -191,7 +196,7 @@ TEST_SUITE("book") {
         const std::string head = "kalah-book 1 pits 3 seeds 1 rule standard plies 1 entries 2\n";
         const std::string start = "1,1,1/1,1,1/0,0/A";
         Solver s(3, Rule::Standard, small_options());
-        const Book good = Book::build(s, 3, 1, Rule::Standard, 1);
+        const Book good = build_book(s, 3, 1, Rule::Standard, 1);
         REQUIRE(good.size() == 4);
         const std::string e0 = format_position(good.entries()[0].board) + " " +
                                std::to_string(good.entries()[0].value) + "\n";
