@@ -1,5 +1,5 @@
 // The JSON objects of the commands, built in one place: the CLI's --json output and the
-// web API of `kalah serve` (serve/server.h) call the same functions, so a field cannot mean
+// web API of `kalah serve` (serve/api.h) call the same functions, so a field cannot mean
 // two things in two places. README "JSON fields" lists the vocabulary.
 #pragma once
 

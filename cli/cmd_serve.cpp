@@ -1,23 +1,19 @@
-// `kalah serve`: the web analysis board. The HTTP front end of serve/http_server.h serves
-// the embedded page (web/) and the GET-only JSON API of serve/server.h; everything else is
-// refused. The caps and deadlines, and why: results/serve.md, "Robustness".
+// `kalah serve`: the web analysis board. Reads the options and puts the routes of
+// serve/routes.h (the embedded page and the JSON API of serve/api.h) behind the HTTP front
+// end of serve/http_server.h. The caps and deadlines, and why: results/serve.md, "Robustness".
 #include <pthread.h>
 #include <signal.h>
 #include <sys/resource.h>
 
 #include <atomic>
 #include <iostream>
-#include <map>
-#include <mutex>
-#include <regex>
 #include <thread>
 
-#include "analysis/json.h"
 #include "cli/command.h"
 #include "cli/options.h"
+#include "serve/api.h"
 #include "serve/http_server.h"
-#include "serve/server.h"
-#include "serve/web_assets.h"
+#include "serve/routes.h"
 
 namespace kalah::cli {
 using namespace kalah::serve;
@@ -35,112 +31,6 @@ int checked_int(const po::variables_map& vm, const char* name, int lo, int hi) {
 bool loopback(const std::string& host) {
     return host == "127.0.0.1" || host == "::1" || host == "localhost" ||
            host.rfind("127.", 0) == 0;
-}
-
-HttpResponse json_response(int status, std::string body) {
-    HttpResponse r;
-    r.status = status;
-    r.body = std::move(body);
-    r.headers.emplace_back("Cache-Control", "no-store");
-    return r;
-}
-
-// The page's files, whole or one byte range (206); several ranges or one past the end:
-// 416 (many overlapping ranges would multiply the answer).
-HttpResponse asset(const HttpRequest& req, const char* body, const char* type) {
-    HttpResponse r;
-    r.content_type = type;
-    r.body = body;
-    const std::string* range = req.header("Range");
-    if (!range) return r;
-    const auto span = single_range(*range, r.body.size());
-    if (!span) {
-        HttpResponse refused = json_response(
-            416, error_json(range->find(',') != std::string::npos ? "at most one range"
-                                                                  : "range not satisfiable"));
-        refused.headers.emplace_back("Content-Range", "bytes */" + std::to_string(r.body.size()));
-        refused.close = true;
-        return refused;
-    }
-    r.status = 206;
-    r.headers.emplace_back("Content-Range", "bytes " + std::to_string(span->first) + "-" +
-                                                std::to_string(span->second) + "/" +
-                                                std::to_string(r.body.size()));
-    r.body = r.body.substr(span->first, span->second - span->first + 1);
-    return r;
-}
-
-// The API's requests in flight per client address (--per-client): one client cannot take
-// every solver and queue place.
-class PerClient {
-  public:
-    explicit PerClient(int cap) : cap_(cap) {}
-    bool enter(const std::string& addr) {
-        std::lock_guard<std::mutex> lock(mu_);
-        if (counts_[addr] >= cap_) return false;
-        ++counts_[addr];
-        return true;
-    }
-    void leave(const std::string& addr) {
-        std::lock_guard<std::mutex> lock(mu_);
-        if (--counts_[addr] == 0) counts_.erase(addr);
-    }
-
-  private:
-    int cap_;
-    std::mutex mu_;
-    std::map<std::string, int> counts_;
-};
-
-// Every request of the server: the page's files and /api/v1/<name>.
-HttpResponse answer(const HttpRequest& req, HttpCall& call, Api& api, PerClient& per_client,
-                    int per_client_cap) {
-    static const std::regex api_path("/api/v1/([a-z]{1,16})");
-    if (req.path.rfind("/api/", 0) == 0) {
-        // A cut JSON object is no answer.
-        if (req.header("Range")) {
-            HttpResponse r = json_response(416, error_json("no Range on the API"));
-            r.close = true;
-            return r;
-        }
-        std::smatch m;
-        if (!std::regex_match(req.path, m, api_path))
-            return json_response(404, error_json("not found"));
-        const std::string name = m[1];
-        // What the server holds now, outside --per-client: a client can see its own
-        // request in flight (the API test waits on it).
-        if (name == "load") {
-            const Api::Load l = api.load();
-            return json_response(
-                200, analysis::json_line({{"searching", l.searching}, {"waiting", l.waiting}}));
-        }
-        if (!per_client.enter(req.remote_address)) {
-            HttpResponse r =
-                json_response(429, error_json("too many requests from " + req.remote_address +
-                                              " at once (" + std::to_string(per_client_cap) +
-                                              " running or waiting); try again later"));
-            r.headers.emplace_back("Retry-After", "1");
-            return r;
-        }
-        struct Leave {
-            PerClient& p;
-            const std::string& addr;
-            ~Leave() { p.leave(addr); }
-        } leave{per_client, req.remote_address};
-        ApiReply reply;
-        if (Api::streams(name))
-            reply = api.stream(name, req.params, &call.cancelled(),
-                               [&call](const std::string& object) { return call.emit(object); });
-        else
-            reply = api.get(name, req.params, &call.cancelled());
-        HttpResponse r = json_response(reply.status, std::move(reply.body));
-        if (reply.status == 503) r.headers.emplace_back("Retry-After", "1");
-        return r;
-    }
-    if (req.path == "/") return asset(req, web::kIndexHtml, "text/html; charset=utf-8");
-    if (req.path == "/app.js") return asset(req, web::kAppJs, "text/javascript; charset=utf-8");
-    if (req.path == "/style.css") return asset(req, web::kStyleCss, "text/css; charset=utf-8");
-    return json_response(404, error_json("not found"));
 }
 
 // Each connection is a descriptor: the soft limit is raised as far as the connection cap
@@ -182,7 +72,8 @@ int run(const std::vector<std::string>& args) {
          "threads answering requests (each request being answered holds one; open "
          "connections do not)")
         ("per-client", po::value<int>()->default_value(2),
-         "API requests one address may have running or waiting at once; past them 429")
+         "API requests one client (an address; IPv6: its /64) may have running or "
+         "waiting at once; past them 429")
         ("max-connections", po::value<int>()->default_value(512),
          "open connections in total; past them a new one is closed at once")
         ("max-connections-per-client", po::value<int>()->default_value(32),
@@ -241,13 +132,8 @@ int run(const std::vector<std::string>& args) {
 
     Api api(c);
     api.open_databases();
-    PerClient per_client(per_client_cap);
-    // The page loads only what this server serves (no other origin, no inline code).
-    http.default_headers = {{"Content-Security-Policy",
-                             "default-src 'self'; base-uri 'none'; form-action 'none'; "
-                             "frame-ancestors 'none'"},
-                            {"X-Content-Type-Options", "nosniff"},
-                            {"Referrer-Policy", "no-referrer"}};
+    Routes routes(api, per_client_cap);
+    http.default_headers = security_headers();
     http.error_body = error_json;
     http.on_error = [](const HttpRequest& req, const std::string& what) {
         std::cerr << "kalah serve: error: " + log_safe(req.path) + ": " + what + "\n" << std::flush;
@@ -259,9 +145,8 @@ int run(const std::vector<std::string>& args) {
                              std::to_string(status) + "\n"
                       << std::flush;
         };
-    HttpServer server(http, [&](const HttpRequest& req, HttpCall& call) {
-        return answer(req, call, api, per_client, per_client_cap);
-    });
+    HttpServer server(
+        http, [&routes](const HttpRequest& req, HttpCall& call) { return routes(req, call); });
     int bound = 0;
     try {
         bound = server.listen(host, port);

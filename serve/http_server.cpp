@@ -103,12 +103,12 @@ std::string reason(int status) {
 
 // A fixed set of threads taking jobs in order. Bounded by its users: each connection has
 // at most one request on it.
-class WorkerPool {
+class HandlerThreads {
   public:
-    explicit WorkerPool(int n) {
+    explicit HandlerThreads(int n) {
         for (int i = 0; i < n; ++i) threads_.emplace_back([this] { work(); });
     }
-    ~WorkerPool() { join(); }
+    ~HandlerThreads() { join(); }
     void push(std::function<void()> job) {
         {
             std::lock_guard<std::mutex> lock(mu_);
@@ -231,7 +231,7 @@ struct HttpServer::Impl : std::enable_shared_from_this<HttpServer::Impl> {
     asio::io_context io{1};
     tcp::acceptor acceptor{io};
     asio::steady_timer accept_retry{io};
-    std::unique_ptr<WorkerPool> pool;
+    std::unique_ptr<HandlerThreads> pool;
     std::set<Connection*> open;              // io thread
     std::map<std::string, int> per_address;  // by connection_key; io thread
     std::atomic<int> count{0};
@@ -758,7 +758,7 @@ int HttpServer::listen(const std::string& host, int port) {
 }
 
 void HttpServer::run() {
-    impl_->pool = std::make_unique<WorkerPool>(impl_->opt.workers);
+    impl_->pool = std::make_unique<HandlerThreads>(impl_->opt.workers);
     impl_->accept();
     impl_->io.run();
     impl_->pool->join();

@@ -1,4 +1,4 @@
-// The web API of `kalah serve` in-process (serve/server.h, no HTTP): its answers against a
+// The web API of `kalah serve` in-process (serve/api.h, no HTTP): its answers against a
 // brute-force minimax, its parameter parser's 400 messages, its queue's 503 and the
 // cancellation of a waiting or searching request.
 #include <doctest/doctest.h>
@@ -16,7 +16,7 @@
 #include "analysis/reports.h"
 #include "brute_force.h"
 #include "random_position.h"
-#include "serve/server.h"
+#include "serve/api.h"
 #include "solver/solver.h"
 
 namespace {

@@ -1,7 +1,7 @@
-// The web API of `kalah serve` (serve/server.h): the solver pool with its queue and its
+// The web API of `kalah serve` (serve/api.h): the solver pool with its queue and its
 // watchdog (budget and cancellation), and the endpoints, each answering with the CLI's own JSON
 // (analysis/reports.h).
-#include "serve/server.h"
+#include "serve/api.h"
 
 #include <atomic>
 #include <chrono>

@@ -1,0 +1,157 @@
+// The routes of `kalah serve` (serve/routes.h) in-process, without sockets: every file of
+// web/ served at its path with its bytes (the table is generated from the directory),
+// byte ranges, the API's paths, and the per-client cap keyed like the connection cap (an
+// IPv6 client by its /64).
+#include <doctest/doctest.h>
+
+#if KALAH_HAS_SERVE
+#include <atomic>
+#include <condition_variable>
+#include <filesystem>
+#include <fstream>
+#include <mutex>
+#include <sstream>
+#include <string>
+#include <thread>
+
+#include "serve/routes.h"
+
+namespace {
+using namespace kalah::serve;
+
+// A connection that is never cancelled; emit() blocks while `hold` is set (a stream in
+// flight), then answers false (no events wanted: the stream returns without a search).
+struct FakeCall : HttpCall {
+    std::atomic<bool> cancel{false};
+    std::mutex mu;
+    std::condition_variable cv;
+    bool hold = false;
+    int holding = 0;
+    const std::atomic<bool>& cancelled() const override { return cancel; }
+    bool emit(const std::string&) override {
+        std::unique_lock<std::mutex> lock(mu);
+        ++holding;
+        cv.notify_all();
+        cv.wait(lock, [this] { return !hold; });
+        return false;
+    }
+};
+
+HttpRequest get(const std::string& path, const std::string& client = "127.0.0.1") {
+    HttpRequest r;
+    r.method = "GET";
+    r.target = r.path = path;
+    r.remote_address = client;
+    return r;
+}
+
+std::string read_file(const std::filesystem::path& p) {
+    std::ifstream in(p, std::ios::binary);
+    std::ostringstream s;
+    s << in.rdbuf();
+    return s.str();
+}
+
+ServeConfig small_config() {
+    ServeConfig c;
+    c.tt_mb = 4;
+    return c;
+}
+
+}  // namespace
+
+TEST_SUITE("serve") {
+    TEST_CASE("routes: every file of web/ at its path, with its bytes and media type") {
+        size_t files = 0;
+        for (const auto& entry : std::filesystem::directory_iterator(KALAH_SOURCE_DIR "/web")) {
+            const std::string name = entry.path().filename().string();
+            CAPTURE(name);
+            const kalah::web::Asset* a = find_asset("/" + name);
+            REQUIRE(a != nullptr);
+            CHECK(a->body == read_file(entry.path()));
+            const std::string ext = entry.path().extension().string();
+            if (ext == ".html") CHECK(a->type == "text/html; charset=utf-8");
+            if (ext == ".js") CHECK(a->type == "text/javascript; charset=utf-8");
+            if (ext == ".css") CHECK(a->type == "text/css; charset=utf-8");
+            ++files;
+        }
+        CHECK(files == kalah::web::kAssetCount);
+        CHECK(find_asset("/") == find_asset("/index.html"));
+        CHECK(find_asset("/index.html") != nullptr);
+        CHECK(find_asset("/nothing.js") == nullptr);
+        CHECK(find_asset("/web/app.js") == nullptr);
+        CHECK(find_asset("app.js") == nullptr);
+        CHECK(find_asset("") == nullptr);
+    }
+
+    TEST_CASE("routes: the page, ranges, the API's paths") {
+        Api api(small_config());
+        Routes routes(api, 2);
+        FakeCall call;
+        const kalah::web::Asset* js = find_asset("/app.js");
+        REQUIRE(js != nullptr);
+
+        HttpResponse page = routes(get("/"), call);
+        CHECK(page.status == 200);
+        CHECK(page.content_type == "text/html; charset=utf-8");
+        CHECK(page.body == find_asset("/index.html")->body);
+
+        HttpRequest ranged = get("/app.js");
+        ranged.headers = {{"Range", "bytes=2-11"}};
+        HttpResponse part = routes(ranged, call);
+        CHECK(part.status == 206);
+        CHECK(part.body == js->body.substr(2, 10));
+        ranged.headers = {{"Range", "bytes=0-,0-"}};
+        HttpResponse many = routes(ranged, call);
+        CHECK(many.status == 416);
+        CHECK(many.close);
+        ranged.headers = {{"Range", "bytes=" + std::to_string(js->body.size()) + "-"}};
+        CHECK(routes(ranged, call).status == 416);
+
+        CHECK(routes(get("/nothing"), call).status == 404);
+        CHECK(routes(get("/api/v1/nothing"), call).status == 404);
+        CHECK(routes(get("/api/v2/query"), call).status == 404);
+        CHECK(routes(get("/api/v1/load"), call).status == 200);
+        HttpRequest api_range = get("/api/v1/load");
+        api_range.headers = {{"Range", "bytes=0-1"}};
+        CHECK(routes(api_range, call).status == 416);
+    }
+
+    TEST_CASE("routes: the per-client cap counts an IPv6 client by its /64") {
+        Api api(small_config());
+        Routes routes(api, 1);
+        FakeCall held;
+        {
+            std::lock_guard<std::mutex> lock(held.mu);
+            held.hold = true;
+        }
+        HttpRequest stream = get("/api/v1/analysis", "2001:db8:1:2::10");
+        stream.params = {{"pits", "4"}, {"seeds", "3"}};
+        HttpResponse first;
+        std::thread t([&] { first = routes(stream, held); });
+        {
+            std::unique_lock<std::mutex> lock(held.mu);
+            held.cv.wait(lock, [&] { return held.holding == 1; });
+        }
+        FakeCall other;
+        // Another address of the same /64: the same client, over its cap.
+        HttpRequest same = get("/api/v1/query", "2001:db8:1:2::99");
+        same.params = {{"pits", "4"}, {"seeds", "3"}};
+        CHECK(routes(same, other).status == 429);
+        // Another /64, and an IPv4 client: not capped by the first.
+        HttpRequest next = same;
+        next.remote_address = "2001:db8:1:3::10";
+        CHECK(routes(next, other).status == 200);
+        next.remote_address = "192.0.2.1";
+        CHECK(routes(next, other).status == 200);
+        {
+            std::lock_guard<std::mutex> lock(held.mu);
+            held.hold = false;
+        }
+        held.cv.notify_all();
+        t.join();
+        // Its request done, the client may ask again.
+        CHECK(routes(same, other).status == 200);
+    }
+}
+#endif
