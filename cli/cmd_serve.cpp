@@ -5,9 +5,11 @@
 #include <signal.h>
 #include <sys/resource.h>
 
+#include <algorithm>
 #include <atomic>
 #include <iostream>
 #include <thread>
+#include <vector>
 
 #include "cli/command.h"
 #include "cli/options.h"
@@ -31,6 +33,28 @@ int checked_int(const po::variables_map& vm, const char* name, int lo, int hi) {
 bool loopback(const std::string& host) {
     return host == "127.0.0.1" || host == "::1" || host == "localhost" ||
            host.rfind("127.", 0) == 0;
+}
+
+// The Host names served (RouteOptions::allowed_hosts; empty: any).
+std::vector<std::string> allowed_hosts(const po::variables_map& vm, const std::string& bind) {
+    std::vector<std::string> names;
+    if (vm.count("allow-host")) {
+        for (const std::string& n : vm["allow-host"].as<std::vector<std::string>>()) {
+            if (n == "*") return {};
+            const std::string name = host_name(n);
+            if (name.empty() || name.size() > 255 ||
+                name.find_first_of(" \t\r\n/?#@") != std::string::npos)
+                throw InputError("--allow-host '" + n + "' is no host name");
+            names.push_back(name);
+        }
+        return names;
+    }
+    if (!loopback(bind)) return {};
+    names = {"localhost", "127.0.0.1", "[::1]"};
+    const std::string own =
+        host_name(bind.find(':') != std::string::npos ? "[" + bind + "]" : bind);
+    if (std::find(names.begin(), names.end(), own) == names.end()) names.push_back(own);
+    return names;
 }
 
 // Each connection is a descriptor: the soft limit is raised as far as the connection cap
@@ -82,12 +106,18 @@ int run(const std::vector<std::string>& args) {
          "a request's head (request line and headers) must arrive within this of its first "
          "byte, or the connection is closed")
         ("idle-timeout-ms", po::value<int>()->default_value(5000),
-         "an idle keep-alive connection is closed after this");
+         "an idle keep-alive connection is closed after this")
+        ("allow-host", po::value<std::vector<std::string>>()->composing(),
+         "a name the Host header may give (repeatable; '*': any). Default: bound to "
+         "loopback, localhost and the loopback addresses (a page of another name that "
+         "points at this server is refused); else any");
     // clang-format on
     add_tt_option(opts, 256);
     add_threads_option(opts, 1);
     add_db_options(opts);
-    opts.add_options()("quiet,q", "no line per request on stderr");
+    opts.add_options()("quiet,q",
+                       "no log on stderr (a JSON line per request and per connection refused, "
+                       "evicted or timed out: docs/serve.md, \"Log\")");
     po::variables_map vm;
     if (!parse_options("serve", "[--bind ADDR] [--port N] [--db DIR] [--budget-ms N] [options]",
                        opts, args, vm))
@@ -132,19 +162,18 @@ int run(const std::vector<std::string>& args) {
 
     Api api(c);
     api.open_databases();
-    Routes routes(api, per_client_cap);
+    RouteOptions route_options;
+    route_options.per_client = per_client_cap;
+    route_options.allowed_hosts = allowed_hosts(vm, host);
+    Routes routes(api, route_options);
     http.default_headers = security_headers();
     http.error_body = error_json;
     http.on_error = [](const HttpRequest& req, const std::string& what) {
         std::cerr << "kalah serve: error: " + log_safe(req.path) + ": " + what + "\n" << std::flush;
     };
+    // One write a line, so that the lines of concurrent requests do not interleave.
     if (log)
-        http.log = [](const HttpRequest& req, int status) {
-            // One write a line, so that the lines of concurrent requests do not interleave.
-            std::cerr << "kalah serve: " + log_safe(req.method) + " " + log_safe(req.path) + " " +
-                             std::to_string(status) + "\n"
-                      << std::flush;
-        };
+        http.log = [](const HttpLogEntry& e) { std::cerr << access_log_line(e) << std::flush; };
     HttpServer server(
         http, [&routes](const HttpRequest& req, HttpCall& call) { return routes(req, call); });
     int bound = 0;

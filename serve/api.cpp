@@ -21,6 +21,7 @@
 #include "db/database.h"
 #include "db/open.h"
 #include "serve/books.h"
+#include "serve/turns.h"
 
 namespace kalah::serve {
 using namespace kalah::analysis;
@@ -103,41 +104,62 @@ class SolverPool {
         free_.notify_all();
     }
 
-    // A free solver for (m, rule) with the budget's clock (budget_ms) started, after waiting in the
-    // queue if need be; nullptr when the queue is full, the server stops or `cancel` is
-    // set while waiting (then *cancelled is true).
+    // Why acquire() gave no solver.
+    enum class Refusal { None, QueueFull, Cancelled, Deadline, Stopping };
+
+    // A solver for (m, rule), its budget's clock (budget_ms) started at the call: the wait
+    // in the queue counts. nullptr, with the reason, when the queue is full, the caller's
+    // `cancel` is set or its budget runs out while it waits, or the server stops. The
+    // waiting requests are served a client at a time in turn (round-robin on `client`:
+    // the client served longest ago first, then the earliest come), so that one client's
+    // requests cannot keep others out of the solvers.
     Slot* acquire(int m, Rule rule, int budget_ms, const std::atomic<bool>* cancel,
-                  bool* cancelled) {
-        *cancelled = false;
+                  const std::string& client, Refusal* refusal) {
+        *refusal = Refusal::None;
+        const auto deadline = Clock::now() + std::chrono::milliseconds(budget_ms);
         std::unique_lock<std::mutex> lock(mu_);
         // Once the server stops no search starts: one started now would run unbudgeted
         // and hold up the shutdown.
-        if (shutdown_) return nullptr;
-        auto free_slot = [&]() -> Slot* {
-            for (auto& s : slots_)
-                if (!s->busy) return s.get();
+        if (shutdown_) {
+            *refusal = Refusal::Stopping;
             return nullptr;
-        };
-        Slot* slot = free_slot();
-        if (!slot) {
-            if (waiting_ >= config_.queue) return nullptr;
-            ++waiting_;
+        }
+        Slot* slot = nullptr;
+        for (auto& s : slots_)
+            if (!s->busy) {
+                slot = s.get();
+                break;
+            }
+        if (slot && turns_.waiting() == 0) {
+            slot->busy = true;
+            turns_.served(client);
+        } else {
+            if (int(turns_.waiting()) >= config_.queue) {
+                *refusal = Refusal::QueueFull;
+                return nullptr;
+            }
+            const uint64_t ticket = turns_.push(client);
+            hand_out();
             // The cancel flag is the caller's and nobody notifies on it: looked at every
             // few milliseconds, as the watchdog looks at deadlines.
             auto gone = [&] { return cancel && cancel->load(); };
-            while (!shutdown_ && !gone() && (slot = free_slot()) == nullptr)
-                free_.wait_for(lock, std::chrono::milliseconds(5));
-            --waiting_;
-            if (shutdown_) return nullptr;
-            if (!slot) {
-                *cancelled = true;
+            auto handed = [&] { return handed_.count(ticket) != 0; };
+            while (!handed() && !shutdown_ && !gone() && Clock::now() < deadline)
+                free_.wait_until(lock,
+                                 std::min(deadline, Clock::now() + std::chrono::milliseconds(5)));
+            if (!handed()) {
+                turns_.remove(ticket);
+                *refusal = shutdown_ ? Refusal::Stopping
+                           : gone()  ? Refusal::Cancelled
+                                     : Refusal::Deadline;
                 return nullptr;
             }
+            slot = handed_[ticket];
+            handed_.erase(ticket);
         }
-        slot->busy = true;
         slot->stop = false;
         slot->cancel = cancel;
-        slot->deadline = Clock::now() + std::chrono::milliseconds(budget_ms);
+        slot->deadline = deadline;
         lock.unlock();
         if (!slot->solver || slot->m != m || slot->rule != rule) {
             // A failure here (out of memory) must give the slot back, or it stays busy.
@@ -162,7 +184,7 @@ class SolverPool {
         std::lock_guard<std::mutex> lock(mu_);
         Api::Load l;
         for (auto& s : slots_) l.searching += s->busy;
-        l.waiting = waiting_;
+        l.waiting = int(turns_.waiting());
         return l;
     }
     void release(Slot* slot) {
@@ -170,11 +192,23 @@ class SolverPool {
             std::lock_guard<std::mutex> lock(mu_);
             slot->busy = false;
             slot->cancel = nullptr;
+            hand_out();
         }
-        free_.notify_one();
+        free_.notify_all();
     }
 
   private:
+    // Gives each free solver to the waiting request next in turn (under mu_).
+    void hand_out() {
+        for (auto& slot : slots_) {
+            if (slot->busy) continue;
+            const std::optional<uint64_t> next = turns_.next();
+            if (!next) return;
+            slot->busy = true;
+            handed_[*next] = slot.get();
+        }
+    }
+
     // Sets a slot's stop flag once its deadline has passed or its request is cancelled;
     // the search sees it within a few milliseconds (SolverOptions::stop).
     void watch() {
@@ -195,7 +229,8 @@ class SolverPool {
     std::mutex mu_;
     std::condition_variable free_, wake_;
     std::vector<std::unique_ptr<Slot>> slots_;
-    int waiting_ = 0;
+    Turns turns_;                       // the requests waiting, and whose turn is next
+    std::map<uint64_t, Slot*> handed_;  // ticket -> the solver handed to its request
     bool shutdown_ = false;
     bool watch_ = true;
     std::thread watchdog_;
@@ -223,7 +258,7 @@ struct Api::Impl {
         const GameRequest& r;
         const Board& largest;
         int budget_ms;
-        const std::atomic<bool>* cancel;
+        const Caller& caller;
         std::function<ApiReply(Solver&, bool pooled)> work;
         std::function<ApiReply(uint64_t nodes, double seconds)> stopped;
         bool moves_only = false;
@@ -251,11 +286,17 @@ struct Api::Impl {
             o.db = d;
             o.book = book;
             Solver s(m, x.r.rule, o);
-            return x.work(s, false);
+            ApiReply done = x.work(s, false);
+            done.nodes = s.stats().nodes;
+            return done;
         }
-        bool cancelled = false;
-        SolverPool::Slot* slot = pool.acquire(m, x.r.rule, x.budget_ms, x.cancel, &cancelled);
-        if (cancelled) return client_gone();
+        SolverPool::Refusal refusal;
+        SolverPool::Slot* slot =
+            pool.acquire(m, x.r.rule, x.budget_ms, x.caller.cancel, x.caller.client, &refusal);
+        if (refusal == SolverPool::Refusal::Cancelled) return client_gone();
+        if (refusal == SolverPool::Refusal::Deadline)
+            return reply(503, error_json("busy: no solver was free within the budget of " +
+                                         std::to_string(x.budget_ms) + " ms; try again later"));
         if (!slot)
             return reply(503, error_json("busy: every solver is searching and " +
                                          std::to_string(config.queue) +
@@ -268,13 +309,19 @@ struct Api::Impl {
         slot->solver->set_book(book);
         const uint64_t nodes0 = slot->solver->stats().nodes;
         const auto t0 = Clock::now();
+        ApiReply done;
         try {
-            return x.work(*slot->solver, true);
+            done = x.work(*slot->solver, true);
         } catch (const SearchStopped&) {
-            if (x.cancel && x.cancel->load()) return client_gone();
-            const double secs = std::chrono::duration<double>(Clock::now() - t0).count();
-            return x.stopped(slot->solver->stats().nodes - nodes0, secs);
+            if (x.caller.cancel && x.caller.cancel->load()) {
+                done = client_gone();
+            } else {
+                const double secs = std::chrono::duration<double>(Clock::now() - t0).count();
+                done = x.stopped(slot->solver->stats().nodes - nodes0, secs);
+            }
         }
+        done.nodes = slot->solver->stats().nodes - nodes0;
+        return done;
     }
 
     // The answer of a search stopped at its budget, without bounds (pv, annotate, pie, move).
@@ -291,18 +338,18 @@ struct Api::Impl {
         return "not known within the budget of " + std::to_string(budget_ms) + " ms";
     }
     // A search of one of the endpoints of get(), under the request budget.
-    ApiReply search(const GameRequest& r, const Board& largest, const std::atomic<bool>* cancel,
+    ApiReply search(const GameRequest& r, const Board& largest, const Caller& caller,
                     const std::function<std::string(Solver&)>& work, bool moves_only = false) {
-        return search({r, largest, config.budget_ms, cancel,
+        return search({r, largest, config.budget_ms, caller,
                        [&](Solver& s, bool) { return reply(200, work(s)); },
                        [&](uint64_t nodes, double secs) { return unknown(r, nodes, secs); },
                        moves_only});
     }
 
     // query: at the budget, the bounds its search proved for the position.
-    ApiReply query(const GameRequest& r, const std::atomic<bool>* cancel) {
+    ApiReply query(const GameRequest& r, const Caller& caller) {
         QueryBounds bounds(r.board, r.rule);
-        return search({r, r.board, config.budget_ms, cancel,
+        return search({r, r.board, config.budget_ms, caller,
                        [&](Solver& s, bool) {
                            return reply(200, query_json(query_report(s, r.board, r.rule, &bounds)));
                        },
@@ -319,8 +366,7 @@ struct Api::Impl {
     // The analysis stream (query_stream): a position the database holds, or a finished
     // game, is one final event; at the stream budget the last event is the unknown
     // answer with the bounds proven.
-    ApiReply analysis_stream(const GameRequest& r, const std::atomic<bool>* cancel,
-                             const Api::Emit& emit) {
+    ApiReply analysis_stream(const GameRequest& r, const Caller& caller, const Api::Emit& emit) {
         // No reader for events (HEAD: the front end has sent the stream's head): no search.
         if (!emit("")) return client_gone();
         QueryBounds bounds(r.board, r.rule);
@@ -331,7 +377,7 @@ struct Api::Impl {
             if (!emit(line)) reader_gone = true;
             return !reader_gone;
         };
-        return search({r, r.board, config.stream_budget_ms, cancel,
+        return search({r, r.board, config.stream_budget_ms, caller,
                        [&](Solver& s, bool pooled) {
                            if (!pooled) {
                                Json j = {{"event", "value"}};
@@ -357,27 +403,27 @@ struct Api::Impl {
     }
 
     ApiReply route(const std::string& name, const std::multimap<std::string, std::string>& raw,
-                   const std::atomic<bool>* cancel) {
+                   const Caller& caller) {
         if (name == "show") {
             const GameRequest r = parse_game(Params(raw, {}));
             return reply(200, show_json(r.board, r.rule, r.played));
         }
-        if (name == "query") return query(parse_game(Params(raw, {})), cancel);
+        if (name == "query") return query(parse_game(Params(raw, {})), caller);
         if (name == "pv") {
             const GameRequest r = parse_game(Params(raw, {}));
-            return search(r, r.board, cancel,
+            return search(r, r.board, caller,
                           [&](Solver& s) { return pv_json(pv_report(s, r.board, r.rule)); });
         }
         if (name == "annotate") {
             const GameRequest r = parse_game(Params(raw, {}));
             if (r.played.empty()) throw InputError("the game record (moves) holds no moves");
-            return search(r, r.start, cancel, [&](Solver& s) {
+            return search(r, r.start, caller, [&](Solver& s) {
                 return annotation_json(annotate_game(s, r.start, r.played, r.rule), r.rule);
             });
         }
         if (name == "pie") {
             const GameRequest r = parse_game(Params(raw, {}));
-            return search(r, r.board, cancel, [&](Solver& s) {
+            return search(r, r.board, caller, [&](Solver& s) {
                 const uint64_t n0 = s.stats().nodes;
                 const double t0 = s.stats().seconds;
                 PieReport rep = pie_analysis(s, r.board, r.rule);
@@ -397,7 +443,7 @@ struct Api::Impl {
             }
             const uint64_t seed = p.unsigned64("seed").value_or(std::random_device{}());
             return search(
-                r, r.board, cancel,
+                r, r.board, caller,
                 [&](Solver& s) {
                     Rng rng(seed);
                     return engine_move_json(engine_move(s, r.board, r.rule, level, rng));
@@ -444,17 +490,17 @@ ApiReply guarded(const std::string& name, Run run) {
 bool Api::streams(const std::string& name) { return name == "analysis"; }
 
 ApiReply Api::stream(const std::string& name, const std::multimap<std::string, std::string>& params,
-                     const std::atomic<bool>* cancel, const Emit& emit) {
+                     const Caller& caller, const Emit& emit) {
     if (!streams(name))
         return reply(404, error_json("no such stream: /api/v1/" + name.substr(0, 40)));
     // Bad input is its one line, before any event.
     return guarded(
-        name, [&] { return impl_->analysis_stream(parse_game(Params(params, {})), cancel, emit); });
+        name, [&] { return impl_->analysis_stream(parse_game(Params(params, {})), caller, emit); });
 }
 
 ApiReply Api::get(const std::string& name, const std::multimap<std::string, std::string>& params,
-                  const std::atomic<bool>* cancel) {
-    return guarded(name, [&] { return impl_->route(name, params, cancel); });
+                  const Caller& caller) {
+    return guarded(name, [&] { return impl_->route(name, params, caller); });
 }
 
 }  // namespace kalah::serve

@@ -18,6 +18,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <utility>
 
 #include "db/database.h"
 #include "serve/params.h"
@@ -40,7 +41,20 @@ struct ServeConfig {
 
 struct ApiReply {
     int status = 200;
-    std::string body;  // one JSON object
+    std::string body;    // one JSON object
+    uint64_t nodes = 0;  // searched for it (for the log)
+};
+
+// Who asks: the caller's cancel flag and the client the solver queue serves in turn.
+struct Caller {
+    Caller(const std::atomic<bool>* cancel_flag = nullptr, std::string client_key = {})  // NOLINT
+        : cancel(cancel_flag), client(std::move(client_key)) {}
+    // Once it becomes true the request stops waiting or searching and answers 499
+    // (client gone), a body nobody reads. nullptr: never.
+    const std::atomic<bool>* cancel = nullptr;
+    // The waiting requests are served a client at a time in turn (routes.h: the client's
+    // connection_key); "" is one client like any other.
+    std::string client;
 };
 
 class Api {
@@ -51,11 +65,11 @@ class Api {
     Api& operator=(const Api&) = delete;
 
     // `name` is the path below /api/v1/ ("query", "pv", ...); params as parsed from the
-    // query string (a name may occur more than once: that is an error). `cancel`, when
-    // given, is the caller's: once it becomes true the request stops waiting or searching
-    // and answers 499 (client gone), a body nobody reads.
+    // query string (a name may occur more than once: that is an error). A search's budget
+    // (ServeConfig::budget_ms) counts from the call: a request that waits for a solver
+    // past it answers 503.
     ApiReply get(const std::string& name, const std::multimap<std::string, std::string>& params,
-                 const std::atomic<bool>* cancel = nullptr);
+                 const Caller& caller = {});
     // Streams (GET /api/v1/<name> where streams(name)): the answer is a sequence of JSON
     // objects, each handed to `emit` as soon as it is known (the HTTP front end sends each
     // as one server-sent event, `data: <object>`). A request refused before its first
@@ -70,7 +84,7 @@ class Api {
     using Emit = std::function<bool(const std::string& json_object)>;
     static bool streams(const std::string& name);
     ApiReply stream(const std::string& name, const std::multimap<std::string, std::string>& params,
-                    const std::atomic<bool>* cancel, const Emit& emit);
+                    const Caller& caller, const Emit& emit);
     // Opens the databases of --db for every m and rule now (one line each on stderr), so
     // that no request waits for a database to load. A damaged or unreadable layer file is
     // db::FormatError, as in every command (db/open.h): the server does not start.

@@ -246,6 +246,16 @@ struct HttpServer::Impl : std::enable_shared_from_this<HttpServer::Impl> {
     }
     void accept();
     void do_stop();
+    bool evict_oldest_waiting();
+    void log_connection(HttpLogEntry::Event event, const std::string& client, std::string why) {
+        if (!opt.log) return;
+        HttpLogEntry e;
+        e.event = event;
+        e.time = std::chrono::system_clock::now();
+        e.client = client;
+        e.reason = std::move(why);
+        opt.log(e);
+    }
 };
 
 // A client connection, driven by the io thread (see serve/http_server.h for its life).
@@ -257,6 +267,10 @@ struct Connection : std::enable_shared_from_this<Connection> {
     std::string key;      // connection_key(address): what per_address counts by
     asio::steady_timer timer;
     unsigned timer_generation = 0;
+    const char* timer_what = "";      // what the armed deadline is for, as logged
+    Clock::time_point waiting_since;  // entered State::Head: waiting for a request
+    Clock::time_point request_start;  // the request's head was read (or refused)
+    uint64_t stream_bytes = 0;        // written so far of the stream under way
     asio::steady_timer watch_timer;
     bool watching = false;
     bool peer_done = false;         // the client's FIN read: it sends no more requests
@@ -293,16 +307,22 @@ struct Connection : std::enable_shared_from_this<Connection> {
         // Small answers, many in a row on one connection: without TCP_NODELAY each waits
         // for the client's delayed ACK (40 ms on Linux).
         socket.set_option(tcp::no_delay(true), ec);
-        arm(server.opt.idle_timeout);
+        waiting_since = Clock::now();
+        arm(server.opt.idle_timeout, "");
         read();
     }
 
-    // One deadline at a time; a new one replaces the old.
-    void arm(std::chrono::milliseconds d) {
+    // One deadline at a time; a new one replaces the old. `what` names it in the log when
+    // it closes the connection ("": an expected end, not logged: idle keep-alive, linger).
+    void arm(std::chrono::milliseconds d, const char* what) {
         const unsigned gen = ++timer_generation;
+        timer_what = what;
         timer.expires_after(d);
         timer.async_wait([self = shared_from_this(), gen](boost::system::error_code ec) {
             if (ec || gen != self->timer_generation || self->state == State::Closed) return;
+            if (*self->timer_what)
+                self->server.log_connection(HttpLogEntry::Event::Timeout, self->address,
+                                            self->timer_what);
             self->close();
         });
     }
@@ -330,7 +350,7 @@ struct Connection : std::enable_shared_from_this<Connection> {
             // Whether it closed instead, the probe tells (watch()).
             peer_done = true;
             if (state == State::Head || state == State::Body) return close_done();
-            probe();
+            peer_stopped_sending();
             watch();
             return;
         }
@@ -362,7 +382,7 @@ struct Connection : std::enable_shared_from_this<Connection> {
         if (in.empty()) return;
         if (!head_started) {
             head_started = true;
-            arm(o.head_timeout);
+            arm(o.head_timeout, "head timeout");
         }
         // Step 1. The bytes not scanned yet: the ends of the request line and of the head.
         scan_head();
@@ -410,6 +430,10 @@ struct Connection : std::enable_shared_from_this<Connection> {
             return refuse(req, 431,
                           "more than " + std::to_string(o.max_headers) + " request headers");
         if (parser.chunked()) return refuse(req, 413, "no request body (chunked)");
+        // A Transfer-Encoding whose last coding is not chunked: no length can be known, so
+        // what follows cannot be told from the next request (RFC 9112, 6.3).
+        if (msg.find(http::field::transfer_encoding) != msg.end())
+            return refuse(req, 400, "Transfer-Encoding other than a final chunked");
         const auto length = parser.content_length();
         if (length && *length > o.max_body)
             return refuse(req, 413, "request body over " + std::to_string(o.max_body) + " bytes");
@@ -447,9 +471,21 @@ struct Connection : std::enable_shared_from_this<Connection> {
             pollfd p{self->socket.native_handle(), POLLRDHUP, 0};
             if (::poll(&p, 1, 0) < 0) return self->watch();
             if (p.revents & (POLLERR | POLLHUP)) return self->close();
-            if (p.revents & POLLRDHUP) self->probe();
+            if (p.revents & POLLRDHUP) self->peer_stopped_sending();
             self->watch();
         });
+    }
+
+    // The client's FIN while its request runs. A stream under way or an HTTP/1.0 request:
+    // the client is gone (neither half-closes), the request is cancelled now (its answer,
+    // if any, is still written). Otherwise the probe asks.
+    void peer_stopped_sending() {
+        if (state != State::Worker || !job) return;
+        if (stream_head_sent || job->request.version < 11) {
+            job->cancel = true;
+            return;
+        }
+        probe();
     }
 
     // kProbe, once, to an HTTP/1.1 client whose FIN came while its request runs and before
@@ -477,6 +513,8 @@ struct Connection : std::enable_shared_from_this<Connection> {
 
     void dispatch(HttpRequest req, bool keep_alive) {
         disarm();
+        request_start = Clock::now();
+        stream_bytes = 0;
         state = State::Worker;
         head_started = false;
         stream_head_sent = false;
@@ -537,6 +575,7 @@ struct Connection : std::enable_shared_from_this<Connection> {
     // The server's own refusal: the answer, then the connection closes.
     void refuse(const HttpRequest& req, int status, const std::string& why, Headers extra = {}) {
         disarm();
+        request_start = Clock::now();
         HttpResponse res{status, "application/json", server.opt.error_body(why), std::move(extra),
                          true};
         state = State::Worker;  // nothing more is parsed
@@ -549,13 +588,13 @@ struct Connection : std::enable_shared_from_this<Connection> {
         // A stream is logged when it ends: 200 when it ran to its last event, 499 when
         // its client went away first. An answer with no client left to take it is
         // logged with its status (499 from the API) here, as respond() is not reached.
-        if (server.opt.log && j.stream_started)
-            server.opt.log(j.request,
-                           state == State::Closed || j.cancel || j.emit_state == Job::Emit::Failed
-                               ? 499
-                               : 200);
-        else if (server.opt.log && state == State::Closed)
-            server.opt.log(j.request, res.status);
+        if (j.stream_started)
+            log_request(
+                j.request,
+                state == State::Closed || j.cancel || j.emit_state == Job::Emit::Failed ? 499 : 200,
+                stream_bytes, res.nodes);
+        else if (state == State::Closed)
+            log_request(j.request, res.status, 0, res.nodes);
         if (state == State::Closed) return;
         if (j.stream_started) {
             // A stream ends with its connection (Connection: close).
@@ -565,13 +604,26 @@ struct Connection : std::enable_shared_from_this<Connection> {
         respond(j.request, std::move(res), !j.keep_alive || res.close || server.stopping);
     }
 
+    void log_request(const HttpRequest& req, int status, uint64_t bytes, uint64_t nodes) {
+        if (!server.opt.log) return;
+        HttpLogEntry e;
+        e.time = std::chrono::system_clock::now();
+        e.client = address;
+        e.request = &req;
+        e.status = status;
+        e.bytes = bytes;
+        e.ms = std::chrono::duration<double, std::milli>(Clock::now() - request_start).count();
+        e.nodes = nodes;
+        server.opt.log(e);
+    }
+
     void respond(const HttpRequest& req, HttpResponse res, bool close_after) {
         auto bytes = std::make_shared<std::string>(head_of(
             res.status, res.content_type, res.headers, res.body.size(), close_after, req.version));
         if (req.method != "HEAD") *bytes += res.body;
-        if (server.opt.log) server.opt.log(req, res.status);
+        log_request(req, res.status, bytes->size(), res.nodes);
         state = State::Write;
-        arm(server.opt.write_timeout);
+        arm(server.opt.write_timeout, "write timeout");
         asio::async_write(
             socket, asio::buffer(*bytes),
             [self = shared_from_this(), bytes, close_after](boost::system::error_code ec, size_t) {
@@ -579,7 +631,8 @@ struct Connection : std::enable_shared_from_this<Connection> {
                 if (ec) return self->close();
                 if (close_after) return self->linger();
                 self->state = State::Head;
-                self->arm(self->server.opt.idle_timeout);
+                self->waiting_since = Clock::now();
+                self->arm(self->server.opt.idle_timeout, "");
                 self->advance();
                 if (self->peer_done && (self->state == State::Head || self->state == State::Body))
                     return self->close_done();
@@ -605,7 +658,8 @@ struct Connection : std::enable_shared_from_this<Connection> {
                              std::nullopt, true, j->request.version);
         }
         *bytes += data;
-        arm(server.opt.write_timeout);
+        stream_bytes += bytes->size();
+        arm(server.opt.write_timeout, "write timeout");
         asio::async_write(
             socket, asio::buffer(*bytes),
             [self = shared_from_this(), bytes, done](boost::system::error_code ec, size_t) {
@@ -623,7 +677,7 @@ struct Connection : std::enable_shared_from_this<Connection> {
         if (ec) return close();
         state = State::Linger;
         in.clear();
-        arm(kLinger);
+        arm(kLinger, "");
         read();
     }
 
@@ -699,8 +753,15 @@ void HttpServer::Impl::accept() {
             std::string addr = aec ? std::string("?") : remote.address().to_string();
             const std::string key = connection_key(addr);
             // Past a cap the connection is closed at once: no answer costs the server less.
-            if (!aec && self->count < self->opt.max_connections &&
-                self->per_address[key] < self->opt.max_connections_per_address) {
+            // At the total cap, a connection waiting for a request makes room first.
+            const char* refused = nullptr;
+            if (aec)
+                refused = "no peer address";
+            else if (self->per_address[key] >= self->opt.max_connections_per_address)
+                refused = "per-client connection cap";
+            else if (self->count >= self->opt.max_connections && !self->evict_oldest_waiting())
+                refused = "connection cap, every connection busy";
+            if (!refused) {
                 auto conn = std::make_shared<Connection>(*self, std::move(sock), addr);
                 ++self->per_address[key];
                 ++self->count;
@@ -708,10 +769,26 @@ void HttpServer::Impl::accept() {
                 conn->start();
             } else {
                 if (self->per_address[key] == 0) self->per_address.erase(key);
+                self->log_connection(HttpLogEntry::Event::Refused, addr, refused);
                 sock.close(aec);
             }
             self->accept();
         });
+}
+
+// The connection that has waited longest for a request (idle keep-alive, or its head
+// still arriving) is closed; false when every connection is busy with a request.
+bool HttpServer::Impl::evict_oldest_waiting() {
+    Connection* oldest = nullptr;
+    for (Connection* c : open)
+        if (c->state == Connection::State::Head &&
+            (!oldest || c->waiting_since < oldest->waiting_since))
+            oldest = c;
+    if (!oldest) return false;
+    log_connection(HttpLogEntry::Event::Evicted, oldest->address,
+                   "connection cap: waited longest for a request");
+    oldest->close();
+    return true;
 }
 
 void HttpServer::Impl::do_stop() {

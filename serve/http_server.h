@@ -6,15 +6,22 @@
 // connection; handlers run on a fixed pool of workers, never on the io thread, so a
 // handler may block (a search) without stalling other connections.
 //
-// A connection's life: accept (refused, closed at once, past the total or per-address
-// connection cap) -> read a request head (caps: request line -> 414, head size or header
-// count -> 431, a body over the cap or chunked -> 413, a method other than GET or HEAD ->
-// 405 with Allow; the whole head must arrive within head_timeout of its first byte, an
-// idle keep-alive connection is closed after idle_timeout) -> the handler on a worker,
-// while the io thread keeps reading the socket: when the client resets, the request's
-// cancel flag is set at once; a FIN means no more requests (the client may have shut down
-// only its sending side, and reads on), and an HTTP/1.1 client is then sent an interim
-// "100 Continue" that a closed client's system answers with a reset, which cancels -> the
+// A connection's life: accept (past the per-address connection cap: refused, closed at
+// once; at the total cap the connection waiting longest for a request, an idle keep-alive
+// one or one whose head is still arriving, is evicted to make room, so that no set of
+// clients holding idle connections keeps others out; refused when every one is busy) -> read a
+// request head (caps: request line -> 414, head size or header count -> 431, a body over the cap or
+// chunked -> 413, a Transfer-Encoding whose last coding is not chunked -> 400 (RFC 9112 6.3: its
+// length cannot be known), a method other than GET or HEAD -> 405 with Allow; the whole head must
+// arrive within head_timeout of its first byte, an idle keep-alive connection is closed after
+// idle_timeout) -> the handler on a worker, while the io thread keeps reading the socket: when the
+// client resets, the request's cancel flag is set at once; a FIN means no more requests. An
+// HTTP/1.1 client may have shut down only its sending side and read on: before its answer starts it
+// is sent an interim "100 Continue" that a closed client's system answers with a reset, which
+// cancels. A FIN during an answer streamed as events, or during an HTTP/1.0 request
+// (which has no interim answers), cancels the request at once (as nginx's 499): a client
+// of either does not half-close. A request cancelled so still has its answer written, to
+// whatever is left to read it -> the
 // answer is written (within write_timeout) -> the next request, which may already be
 // buffered (pipelining: answers in request order, one request at a time); after a FIN,
 // once the requests read are answered, the connection closes. A refusal of the server's
@@ -57,6 +64,22 @@ struct HttpResponse {
     std::string body;
     Headers headers;     // besides the server's default headers
     bool close = false;  // close the connection after this answer
+    uint64_t nodes = 0;  // the nodes searched for it, for the log (0: none)
+};
+
+// What the server logs: a request answered (or ended by its client), or a connection the
+// server refused, evicted or timed out. One entry a line (serve/routes.h, access_log_line).
+struct HttpLogEntry {
+    enum class Event { Request, Refused, Evicted, Timeout };
+    Event event = Event::Request;
+    std::chrono::system_clock::time_point time;  // when it happened (a request: its end)
+    std::string client;                          // numeric address
+    const HttpRequest* request = nullptr;        // Request: what was asked (as far as it parsed)
+    int status = 0;                              // Request: the status sent, or 499 (client gone)
+    uint64_t bytes = 0;                          // Request: bytes of the answer, head included
+    double ms = 0;                               // Request: from its head read to its answer's end
+    uint64_t nodes = 0;                          // Request: HttpResponse::nodes
+    std::string reason;                          // Refused, Evicted, Timeout: why
 };
 
 // What a handler has of its connection besides the request.
@@ -91,8 +114,10 @@ struct HttpOptions {
     Headers default_headers;                         // on every answer (security headers)
     // The body of the server's own error answers, application/json.
     std::function<std::string(const std::string& message)> error_body;
-    // Called once an answer's head is written (nullptr: no log).
-    std::function<void(const HttpRequest&, int status)> log;
+    // Called for each request once its answer is handed to the socket (a stream: once it
+    // ends), and for each connection refused, evicted or timed out (nullptr: no log).
+    // On the io thread: it must not block for long.
+    std::function<void(const HttpLogEntry&)> log;
     // Called when a handler throws (the answer is then 500 "internal error").
     std::function<void(const HttpRequest&, const std::string& what)> on_error;
 };

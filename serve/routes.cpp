@@ -1,6 +1,10 @@
 // The routes of `kalah serve` (serve/routes.h).
 #include "serve/routes.h"
 
+#include <algorithm>
+#include <cctype>
+#include <cmath>
+#include <ctime>
 #include <regex>
 
 #include "analysis/json.h"
@@ -53,6 +57,34 @@ const web::Asset* find_asset(std::string_view path) {
     return nullptr;
 }
 
+std::string access_log_line(const HttpLogEntry& e) {
+    using namespace std::chrono;
+    const auto ms_since = duration_cast<milliseconds>(e.time.time_since_epoch()).count();
+    const std::time_t secs = std::time_t(ms_since / 1000);
+    std::tm utc{};
+    gmtime_r(&secs, &utc);
+    char when[40];
+    const size_t n = std::strftime(when, sizeof when, "%Y-%m-%dT%H:%M:%S", &utc);
+    std::snprintf(when + n, sizeof when - n, ".%03dZ", int(ms_since % 1000));
+    analysis::Json j = {{"time", when}, {"client", log_safe(e.client)}};
+    if (e.event == HttpLogEntry::Event::Request) {
+        j["method"] = e.request ? log_safe(e.request->method) : "";
+        j["target"] =
+            e.request ? log_safe(e.request->target.empty() ? e.request->path : e.request->target)
+                      : "";
+        j["status"] = e.status;
+        j["bytes"] = e.bytes;
+        j["ms"] = std::round(e.ms * 10) / 10;
+        j["nodes"] = e.nodes;
+    } else {
+        j["event"] = e.event == HttpLogEntry::Event::Refused   ? "refused"
+                     : e.event == HttpLogEntry::Event::Evicted ? "evicted"
+                                                               : "timeout";
+        j["reason"] = log_safe(e.reason);
+    }
+    return analysis::json_line(j);
+}
+
 Headers security_headers() {
     return {{"Content-Security-Policy",
              "default-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"},
@@ -60,12 +92,44 @@ Headers security_headers() {
             {"Referrer-Policy", "no-referrer"}};
 }
 
-Routes::Routes(Api& api, int per_client) : api_(api), per_client_(per_client) {}
+std::string host_name(std::string_view a) {
+    std::string h;
+    if (!a.empty() && a[0] == '[') {
+        const size_t close = a.find(']');
+        h = std::string(a.substr(0, close == std::string_view::npos ? a.size() : close + 1));
+    } else {
+        h = std::string(a.substr(0, a.find(':')));
+    }
+    for (char& c : h) c = char(std::tolower(static_cast<unsigned char>(c)));
+    if (!h.empty() && h.back() == '.') h.pop_back();
+    return h;
+}
+
+namespace {
+
+// The host of an Origin header's value ("http://localhost:8080" -> "localhost"); "" for
+// "null" or anything that is no scheme://authority.
+std::string origin_host(const std::string& origin) {
+    const size_t sep = origin.find("://");
+    if (sep == std::string::npos) return "";
+    const std::string_view authority = std::string_view(origin).substr(sep + 3);
+    return host_name(authority.substr(0, authority.find('/')));
+}
+
+}  // namespace
+
+Routes::Routes(Api& api, RouteOptions options) : api_(api), opt_(std::move(options)) {}
+
+bool Routes::allowed_host(const std::string& name) const {
+    if (opt_.allowed_hosts.empty()) return true;
+    return std::find(opt_.allowed_hosts.begin(), opt_.allowed_hosts.end(), name) !=
+           opt_.allowed_hosts.end();
+}
 
 bool Routes::enter(const std::string& client) {
     std::lock_guard<std::mutex> lock(mu_);
     int& n = in_flight_[client];
-    if (n >= per_client_) return false;
+    if (n >= opt_.per_client) return false;
     ++n;
     return true;
 }
@@ -77,6 +141,16 @@ void Routes::leave(const std::string& client) {
 }
 
 HttpResponse Routes::operator()(const HttpRequest& req, HttpCall& call) {
+    // HTTP/1.1 requires a Host; an HTTP/1.0 client may send none.
+    const std::string* host = req.header("Host");
+    if (!host && req.version >= 11) {
+        HttpResponse r = json_response(400, error_json("no Host header"));
+        r.close = true;
+        return r;
+    }
+    if (host && !allowed_host(host_name(*host)))
+        return json_response(421, error_json("host '" + log_safe(host_name(*host)).substr(0, 80) +
+                                             "' is not served here (kalah serve --allow-host)"));
     if (req.path.rfind("/api/", 0) != 0) {
         const web::Asset* asset = find_asset(req.path);
         return asset ? asset_response(req, *asset) : json_response(404, error_json("not found"));
@@ -87,6 +161,17 @@ HttpResponse Routes::operator()(const HttpRequest& req, HttpCall& call) {
         r.close = true;
         return r;
     }
+    // A page of another site may not use the API through a visitor's browser: a browser
+    // says where the page came from (Origin, Sec-Fetch-Site); a program sends neither.
+    const std::string* site = req.header("Sec-Fetch-Site");
+    if (site && *site != "same-origin" && *site != "none")
+        return json_response(403, error_json("the API answers this server's page and programs, "
+                                             "not a page of another site"));
+    const std::string* origin = req.header("Origin");
+    if (origin && (origin_host(*origin).empty() || !allowed_host(origin_host(*origin)) ||
+                   (host && origin_host(*origin) != host_name(*host))))
+        return json_response(403, error_json("the API answers this server's page and programs, "
+                                             "not a page of another origin"));
     static const std::regex api_path("/api/v1/([a-z]{1,16})");
     std::smatch m;
     if (!std::regex_match(req.path, m, api_path))
@@ -101,9 +186,10 @@ HttpResponse Routes::operator()(const HttpRequest& req, HttpCall& call) {
     }
     const std::string client = connection_key(req.remote_address);
     if (!enter(client)) {
-        HttpResponse r = json_response(
-            429, error_json("too many requests from " + client + " at once (" +
-                            std::to_string(per_client_) + " running or waiting); try again later"));
+        HttpResponse r =
+            json_response(429, error_json("too many requests from " + client + " at once (" +
+                                          std::to_string(opt_.per_client) +
+                                          " running or waiting); try again later"));
         r.headers.emplace_back("Retry-After", "1");
         return r;
     }
@@ -114,11 +200,12 @@ HttpResponse Routes::operator()(const HttpRequest& req, HttpCall& call) {
     } leave{*this, client};
     ApiReply reply;
     if (Api::streams(name))
-        reply = api_.stream(name, req.params, &call.cancelled(),
+        reply = api_.stream(name, req.params, Caller(&call.cancelled(), client),
                             [&call](const std::string& object) { return call.emit(object); });
     else
-        reply = api_.get(name, req.params, &call.cancelled());
+        reply = api_.get(name, req.params, Caller(&call.cancelled(), client));
     HttpResponse r = json_response(reply.status, std::move(reply.body));
+    r.nodes = reply.nodes;
     if (reply.status == 503) r.headers.emplace_back("Retry-After", "1");
     return r;
 }

@@ -685,9 +685,15 @@ def streaming(driver):
                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     log = []
     threading.Thread(target=lambda: [log.append(l) for l in server.stderr], daemon=True).start()
-    # A stream's log line is written when it ends: 200 after its last event or once cut
-    # after its first, 499 when cut before it.
-    ended = lambda: sum("GET /api/v1/analysis 200" in l or "GET /api/v1/analysis 499" in l for l in log)
+    # A stream's log line (a JSON object, docs/serve.md "Log") is written when it ends: 200
+    # after its last event, 499 when its client went away first.
+    def stream_ended(line):
+        try:
+            entry = json.loads(line)
+        except ValueError:
+            return False
+        return entry.get("target", "").startswith("/api/v1/analysis") and entry.get("status") in (200, 499)
+    ended = lambda: sum(stream_ended(l) for l in log)
     try:
         base = server.stdout.readline().split("listening on ")[1].strip().rstrip("/")
         status = lambda: driver.find_element(By.ID, "status").text

@@ -84,7 +84,7 @@ def multi_range(port, i, stop):
         try:
             with socket.create_connection(("127.0.0.1", port), timeout=5,
                                           source_address=(attacker_address(i), 0)) as c:
-                c.sendall(("GET /app.js HTTP/1.1\r\nHost: x\r\nRange: bytes=%s\r\n\r\n"
+                c.sendall(("GET /app.js HTTP/1.1\r\nHost: 127.0.0.1\r\nRange: bytes=%s\r\n\r\n"
                            % ranges).encode())
                 c.recv(65536)
         except OSError:
@@ -96,7 +96,7 @@ def slowloris(port, i, stop):
         try:
             with socket.create_connection(("127.0.0.1", port), timeout=5,
                                           source_address=(attacker_address(i), 0)) as c:
-                c.sendall(b"GET / HTTP/1.1\r\nHost: x\r\n")
+                c.sendall(b"GET / HTTP/1.1\r\nHost: 127.0.0.1\r\n")
                 while not stop.wait(1.0):
                     c.sendall(b"X-a: b\r\n")
         except OSError:

@@ -13,11 +13,15 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <functional>
+#include <mutex>
 #include <string>
 #include <thread>
+#include <tuple>
+#include <vector>
 
 #include "serve/http_server.h"
 
@@ -385,41 +389,176 @@ TEST_SUITE("http") {
         CHECK(eventually([&] { return s.server.connections() == 0; }));
     }
 
-    TEST_CASE("connection caps: per address, then in total; refused ones are closed at once") {
+    TEST_CASE("connection caps: per address; at the total cap the longest waiting is evicted") {
         Fake fake;
         HttpOptions o = small_options();
         o.max_connections_per_address = 2;
         o.max_connections = 3;
-        // a1 and a2 stay silent for the whole case: the idle deadline must not close them
-        // (on a slow machine, or under TSan, the case takes longer than small_options' 500 ms).
+        // The connections stay silent for long stretches: the idle deadline must not close
+        // them (on a slow machine, or under TSan, the case takes longer than 500 ms).
         o.idle_timeout = 30s;
+        std::mutex log_mu;
+        std::vector<HttpLogEntry> log;
+        o.log = [&](const HttpLogEntry& e) {
+            std::lock_guard<std::mutex> lock(log_mu);
+            log.push_back(e);
+            log.back().request = nullptr;  // not kept past the call
+        };
+        auto logged = [&](HttpLogEntry::Event event, const std::string& client) {
+            std::lock_guard<std::mutex> lock(log_mu);
+            for (const auto& e : log)
+                if (e.event == event && e.client == client) return true;
+            return false;
+        };
         TestServer s(o, std::ref(fake));
-        const int a1 = connect_to(s.port), a2 = connect_to(s.port);
+        const int a1 = connect_to(s.port);
         REQUIRE(a1 >= 0);
+        CHECK(eventually([&] { return s.server.connections() == 1; }));
+        const int a2 = connect_to(s.port);
         REQUIRE(a2 >= 0);
         CHECK(eventually([&] { return s.server.connections() == 2; }));
-        // A third from the same address: closed without an answer.
+        // A third from the same address: closed without an answer, and logged.
         const int a3 = connect_to(s.port);
         REQUIRE(a3 >= 0);
         send_all(a3, "GET /echo HTTP/1.1\r\nHost: x\r\n\r\n");
         CHECK(read_to_close(a3).empty());
         ::close(a3);
-        // Another address is answered; then the total cap is reached.
+        CHECK(eventually([&] { return logged(HttpLogEntry::Event::Refused, "127.0.0.1"); }));
+        // Another address is answered; the total cap is then reached.
         const int b1 = connect_to(s.port, "127.0.0.2");
         REQUIRE(b1 >= 0);
         send_all(b1, "GET /echo HTTP/1.1\r\nHost: x\r\n\r\n");
         CHECK(status_of(read_until(b1, "GET /echo")) == 200);
+        // Past it, the connection that has waited longest for a request (a1, silent since
+        // it opened) makes room: the newcomer is answered, a1 closed without an answer.
         const int c1 = connect_to(s.port, "127.0.0.3");
         REQUIRE(c1 >= 0);
         send_all(c1, "GET /echo HTTP/1.1\r\nHost: x\r\n\r\n");
-        CHECK(read_to_close(c1).empty());
-        ::close(c1);
-        // Closed connections make room again.
+        CHECK(status_of(read_until(c1, "GET /echo")) == 200);
+        CHECK(read_to_close(a1).empty());
         ::close(a1);
-        CHECK(eventually([&] { return s.server.connections() == 2; }));
+        CHECK(logged(HttpLogEntry::Event::Evicted, "127.0.0.1"));
+        CHECK(s.server.connections() == 3);
+        // Every connection busy with a request: nothing to evict, a newcomer is refused.
+        for (int fd : {a2, b1, c1}) send_all(fd, "GET /wait HTTP/1.1\r\nHost: x\r\n\r\n");
+        CHECK(eventually([&] { return fake.waiting == 3; }));
+        const int d1 = connect_to(s.port, "127.0.0.4");
+        REQUIRE(d1 >= 0);
+        send_all(d1, "GET /echo HTTP/1.1\r\nHost: x\r\n\r\n");
+        CHECK(read_to_close(d1).empty());
+        ::close(d1);
+        CHECK(eventually([&] { return logged(HttpLogEntry::Event::Refused, "127.0.0.4"); }));
+        for (int fd : {a2, b1, c1}) ::close(fd);
+        CHECK(eventually([&] { return fake.cancelled == 3; }));
+        CHECK(eventually([&] { return s.server.connections() == 0; }));
+        // Room again.
         CHECK(status_of(ask(s.port, "GET /echo HTTP/1.1\r\nConnection: close\r\n\r\n")) == 200);
-        ::close(a2);
-        ::close(b1);
+    }
+
+    TEST_CASE("many addresses of idle connections cannot keep a newcomer out") {
+        Fake fake;
+        HttpOptions o = small_options();
+        o.max_connections_per_address = 4;
+        o.max_connections = 16;
+        o.idle_timeout = 30s;
+        TestServer s(o, std::ref(fake));
+        // Four addresses fill the total cap with idle connections, as 16 addresses of 32
+        // fill the default 512.
+        std::vector<int> idle;
+        for (int a = 0; a < 4; ++a)
+            for (int i = 0; i < 4; ++i) {
+                const std::string from = "127.0.1." + std::to_string(a + 1);
+                idle.push_back(connect_to(s.port, from.c_str()));
+                REQUIRE(idle.back() >= 0);
+            }
+        CHECK(eventually([&] { return s.server.connections() == 16; }));
+        // Each newcomer from another address is answered, ten times over.
+        for (int i = 0; i < 10; ++i) {
+            const int fd = connect_to(s.port, "127.0.2.1");
+            REQUIRE(fd >= 0);
+            send_all(fd, "GET /echo HTTP/1.1\r\nConnection: close\r\n\r\n");
+            CHECK(status_of(read_to_close(fd)) == 200);
+            ::close(fd);
+        }
+        for (int fd : idle) ::close(fd);
+        CHECK(eventually([&] { return s.server.connections() == 0; }));
+    }
+
+    TEST_CASE("a FIN during a stream or an HTTP/1.0 request cancels it; its answer still goes") {
+        Fake fake;
+        TestServer s(small_options(), std::ref(fake));
+        // A stream's client shuts down its sending side (a browser closing an EventSource
+        // sends a FIN) and reads on: the handler's next emit fails, the stream ends.
+        int fd = connect_to(s.port);
+        REQUIRE(fd >= 0);
+        send_all(fd, "GET /stream HTTP/1.1\r\nHost: x\r\n\r\n");
+        CHECK(read_until(fd, "data: {\"i\": 2}").find("data: {\"i\": 2}") != std::string::npos);
+        ::shutdown(fd, SHUT_WR);
+        CHECK(eventually([&] { return fake.emit_failed == 1; }));
+        read_to_close(fd);
+        ::close(fd);
+        // HTTP/1.0 has no interim answer to probe with: the FIN cancels, and the handler's
+        // answer is still written to what is left of the connection.
+        fd = connect_to(s.port);
+        REQUIRE(fd >= 0);
+        send_all(fd, "GET /wait HTTP/1.0\r\n\r\n");
+        CHECK(eventually([&] { return fake.waiting == 1; }));
+        ::shutdown(fd, SHUT_WR);
+        CHECK(eventually([&] { return fake.cancelled == 1; }));
+        const std::string r = read_to_close(fd);
+        ::close(fd);
+        CHECK(status_of(r) == 200);
+        CHECK(r.find("done") != std::string::npos);
+        CHECK(eventually([&] { return s.server.connections() == 0; }));
+    }
+
+    TEST_CASE("Transfer-Encoding other than a final chunked: 400, and nothing after it is read") {
+        Fake fake;
+        TestServer s(small_options(), std::ref(fake));
+        for (const char* te : {"gzip", "identity", "xchunked", "chunked, gzip", "chunkedx"}) {
+            CAPTURE(te);
+            const std::string r = ask(s.port, std::string("GET /echo HTTP/1.1\r\nHost: x\r\n") +
+                                                  "Transfer-Encoding: " + te +
+                                                  "\r\n\r\nGET /echo?smuggled=1 HTTP/1.1\r\n"
+                                                  "Host: x\r\n\r\n");
+            CHECK(status_of(r) == 400);
+            CHECK(r.find("Connection: close") != std::string::npos);
+            CHECK(r.find("smuggled") == std::string::npos);
+        }
+        // A final chunked is a body, refused as before (413), and also closes.
+        const std::string r = ask(s.port,
+                                  "GET /echo HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: gzip, "
+                                  "chunked\r\n\r\n0\r\n\r\n");
+        CHECK(status_of(r) == 413);
+    }
+
+    TEST_CASE("the log: a line per request with its status, bytes and time") {
+        Fake fake;
+        HttpOptions o = small_options();
+        std::mutex log_mu;
+        std::vector<std::tuple<std::string, std::string, int, uint64_t>> log;
+        o.log = [&](const HttpLogEntry& e) {
+            std::lock_guard<std::mutex> lock(log_mu);
+            if (e.event == HttpLogEntry::Event::Request && e.request)
+                log.emplace_back(e.client, e.request->target, e.status, e.bytes);
+        };
+        TestServer s(o, std::ref(fake));
+        const std::string a = ask(s.port, "GET /echo?x=1 HTTP/1.1\r\nConnection: close\r\n\r\n");
+        const std::string b = ask(s.port, "GET /nothing HTTP/1.1\r\nConnection: close\r\n\r\n");
+        const std::string c = ask(s.port, "PUT /echo HTTP/1.1\r\nConnection: close\r\n\r\n");
+        CHECK(eventually([&] {
+            std::lock_guard<std::mutex> lock(log_mu);
+            return log.size() == 3;
+        }));
+        std::lock_guard<std::mutex> lock(log_mu);
+        REQUIRE(log.size() == 3);
+        std::sort(log.begin(), log.end());
+        CHECK(log[0] == std::make_tuple(std::string("127.0.0.1"), std::string("/echo"), 405,
+                                        uint64_t(c.size())));
+        CHECK(log[1] == std::make_tuple(std::string("127.0.0.1"), std::string("/echo?x=1"), 200,
+                                        uint64_t(a.size())));
+        CHECK(log[2] == std::make_tuple(std::string("127.0.0.1"), std::string("/nothing"), 404,
+                                        uint64_t(b.size())));
     }
 
     TEST_CASE("deadlines: a head trickled in is cut off; an idle connection is closed") {

@@ -42,6 +42,7 @@ HttpRequest get(const std::string& path, const std::string& client = "127.0.0.1"
     r.method = "GET";
     r.target = r.path = path;
     r.remote_address = client;
+    r.headers = {{"Host", "127.0.0.1:8080"}};
     return r;
 }
 
@@ -86,7 +87,7 @@ TEST_SUITE("serve") {
 
     TEST_CASE("routes: the page, ranges, the API's paths") {
         Api api(small_config());
-        Routes routes(api, 2);
+        Routes routes(api, RouteOptions{});
         FakeCall call;
         const kalah::web::Asset* js = find_asset("/app.js");
         REQUIRE(js != nullptr);
@@ -97,15 +98,15 @@ TEST_SUITE("serve") {
         CHECK(page.body == find_asset("/index.html")->body);
 
         HttpRequest ranged = get("/app.js");
-        ranged.headers = {{"Range", "bytes=2-11"}};
+        ranged.headers.push_back({"Range", "bytes=2-11"});
         HttpResponse part = routes(ranged, call);
         CHECK(part.status == 206);
         CHECK(part.body == js->body.substr(2, 10));
-        ranged.headers = {{"Range", "bytes=0-,0-"}};
+        ranged.headers.back() = {"Range", "bytes=0-,0-"};
         HttpResponse many = routes(ranged, call);
         CHECK(many.status == 416);
         CHECK(many.close);
-        ranged.headers = {{"Range", "bytes=" + std::to_string(js->body.size()) + "-"}};
+        ranged.headers.back() = {"Range", "bytes=" + std::to_string(js->body.size()) + "-"};
         CHECK(routes(ranged, call).status == 416);
 
         CHECK(routes(get("/nothing"), call).status == 404);
@@ -113,13 +114,77 @@ TEST_SUITE("serve") {
         CHECK(routes(get("/api/v2/query"), call).status == 404);
         CHECK(routes(get("/api/v1/load"), call).status == 200);
         HttpRequest api_range = get("/api/v1/load");
-        api_range.headers = {{"Range", "bytes=0-1"}};
+        api_range.headers.push_back({"Range", "bytes=0-1"});
         CHECK(routes(api_range, call).status == 416);
+    }
+
+    TEST_CASE("routes: host_name drops the port, the case and a final dot") {
+        CHECK(host_name("localhost:8080") == "localhost");
+        CHECK(host_name("Example.COM.") == "example.com");
+        CHECK(host_name("[::1]:8080") == "[::1]");
+        CHECK(host_name("[2001:DB8::1]") == "[2001:db8::1]");
+        CHECK(host_name("127.0.0.1") == "127.0.0.1");
+        CHECK(host_name("") == "");
+    }
+
+    TEST_CASE("routes: Host outside the allow-list 421; the API refuses other sites' pages") {
+        Api api(small_config());
+        RouteOptions o;
+        o.allowed_hosts = {"localhost", "127.0.0.1", "[::1]"};
+        Routes routes(api, o);
+        FakeCall call;
+        auto with = [](std::string path, Headers headers, int version = 11) {
+            HttpRequest r = get(path);
+            r.headers = std::move(headers);
+            r.version = version;
+            return r;
+        };
+        for (const char* h :
+             {"localhost:8080", "LOCALHOST", "127.0.0.1", "[::1]:80", "localhost."}) {
+            CAPTURE(h);
+            CHECK(routes(with("/", {{"Host", h}}), call).status == 200);
+            CHECK(routes(with("/api/v1/load", {{"Host", h}}), call).status == 200);
+        }
+        // DNS rebinding: a name of the attacker's that resolves here.
+        for (const char* h : {"evil.example", "evil.example:8080", "127.0.0.2", "localhost.evil"}) {
+            CAPTURE(h);
+            CHECK(routes(with("/", {{"Host", h}}), call).status == 421);
+            CHECK(routes(with("/api/v1/load", {{"Host", h}}), call).status == 421);
+        }
+        // HTTP/1.1 needs a Host; HTTP/1.0 may go without.
+        CHECK(routes(with("/", {}), call).status == 400);
+        CHECK(routes(with("/", {}, 10), call).status == 200);
+        // The page itself, a program (no Origin, no Sec-Fetch-Site) and a typed-in URL
+        // ("none") may use the API; another site's page may not.
+        const Headers host = {{"Host", "localhost:8080"}};
+        auto api_with = [&](Headers extra) {
+            Headers h = host;
+            h.insert(h.end(), extra.begin(), extra.end());
+            return routes(with("/api/v1/load", h), call).status;
+        };
+        CHECK(api_with({}) == 200);
+        CHECK(api_with({{"Sec-Fetch-Site", "same-origin"}}) == 200);
+        CHECK(api_with({{"Sec-Fetch-Site", "none"}}) == 200);
+        CHECK(api_with({{"Origin", "http://localhost:8080"}}) == 200);
+        CHECK(api_with({{"Sec-Fetch-Site", "cross-site"}}) == 403);
+        CHECK(api_with({{"Sec-Fetch-Site", "same-site"}}) == 403);
+        CHECK(api_with({{"Origin", "http://evil.example"}}) == 403);
+        CHECK(api_with({{"Origin", "http://127.0.0.1:8080"}}) == 403);  // not the Host named
+        CHECK(api_with({{"Origin", "null"}}) == 403);
+        // The page's files are no secret: any site may link them.
+        Headers page = host;
+        page.push_back({"Sec-Fetch-Site", "cross-site"});
+        CHECK(routes(with("/app.js", page), call).status == 200);
+        // No list: any Host.
+        Routes any(api, RouteOptions{});
+        CHECK(any(with("/", {{"Host", "evil.example"}}), call).status == 200);
     }
 
     TEST_CASE("routes: the per-client cap counts an IPv6 client by its /64") {
         Api api(small_config());
-        Routes routes(api, 1);
+        RouteOptions one;
+        one.per_client = 1;
+        Routes routes(api, one);
         FakeCall held;
         {
             std::lock_guard<std::mutex> lock(held.mu);

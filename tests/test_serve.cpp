@@ -7,6 +7,7 @@
 #include <atomic>
 #include <chrono>
 #include <functional>
+#include <mutex>
 #include <nlohmann/json.hpp>
 #include <random>
 #include <string>
@@ -181,6 +182,70 @@ TEST_SUITE("serve") {
         wait_for_load(api, 0, 0);
         // The solver is free again and answers the next request in full.
         CHECK(api.get("query", {{"pits", "3"}, {"seeds", "2"}}).status == 200);
+    }
+
+    TEST_CASE("queue: the wait counts in the budget; past it 503, the solver still held") {
+        ServeConfig c = small_config();
+        c.budget_ms = 200;
+        c.stream_budget_ms = 600 * 1000;
+        Api api(c);
+        // A stream holds the one solver far longer than a request's budget.
+        std::atomic<bool> cancel_stream{false};
+        Streamed held;
+        std::thread hold([&] { held = stream(api, kHard, &cancel_stream); });
+        wait_for_load(api, 1, 0);
+        std::atomic<bool> done{false};
+        ApiReply waited;
+        std::thread t([&] {
+            waited = api.get("query", kHard, kalah::serve::Caller(nullptr, "other"));
+            done = true;
+        });
+        // Answered by itself, not by the stream's end (bounded: a hang fails the case).
+        const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+        while (!done && std::chrono::steady_clock::now() < give_up)
+            std::this_thread::sleep_for(std::chrono::milliseconds(5));
+        CHECK(done);
+        CHECK(api.load().searching == 1);
+        cancel_stream = true;
+        hold.join();
+        t.join();
+        CHECK(waited.status == 503);
+        CHECK(error_of(waited).find("within the budget of 200 ms") != std::string::npos);
+        CHECK(held.reply.status == 499);
+    }
+
+    TEST_CASE("queue: requests of two clients waiting behind a stream are all served") {
+        ServeConfig c = small_config();
+        c.queue = 8;
+        c.stream_budget_ms = 600 * 1000;
+        Api api(c);
+        std::atomic<bool> cancel_stream{false};
+        Streamed held;
+        std::thread hold([&] { held = stream(api, kHard, &cancel_stream); });
+        wait_for_load(api, 1, 0);
+        // Client a queues three requests, then client b one; each is a small search.
+        std::mutex mu;
+        std::vector<std::string> order;
+        std::vector<std::thread> waiting;
+        const std::vector<std::string> who = {"a1", "a2", "a3", "b1"};
+        for (size_t i = 0; i < who.size(); ++i) {
+            const std::string name = who[i];
+            waiting.emplace_back([&, name] {
+                const Params p = {{"pits", "4"}, {"seeds", "3"}, {"moves", "A1"}};
+                const ApiReply r =
+                    api.get("query", p, kalah::serve::Caller(nullptr, name.substr(0, 1)));
+                CHECK(r.status == 200);
+                std::lock_guard<std::mutex> lock(mu);
+                order.push_back(name);
+            });
+            wait_for_load(api, 1, int(i) + 1);
+        }
+        cancel_stream = true;
+        hold.join();
+        for (auto& t : waiting) t.join();
+        // Every one served (the order of their answers is the threads'; the order of turns
+        // is serve/turns.h's, tested in tests/test_turns.cpp).
+        CHECK(order.size() == 4);
     }
 
     TEST_CASE("budget: a search past it answers unknown and frees the solver") {
