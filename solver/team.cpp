@@ -100,9 +100,9 @@ int Solver::Impl::search_pass(int beta, const Board& pits, bool expect_high) {
         });
         nodes += total;
         if (error) std::rethrow_exception(error);
-        tt.settle(threads);
+        tt.end_shared_phase(threads);
         if (state.load() == TeamState::kFinished) return result;
-        // kGrowTable: the table grew in settle(); everything stored so far is kept.
+        // kGrowTable: the table grew in end_shared_phase(); everything stored so far is kept.
     }
 }
 

@@ -327,7 +327,7 @@ bool TranspositionTable::report(Tally& tally) {
     return wants_growth(f, st, co);
 }
 
-void TranspositionTable::settle(int threads) {
+void TranspositionTable::end_shared_phase(int threads) {
     used_ += shared_fresh_.exchange(0);
     stores_ += shared_stores_.exchange(0);
     costly_ += shared_costly_.exchange(0);

@@ -146,7 +146,7 @@ inline void store_entry(void*, uint64_t, uint64_t) {}
 //
 // Either way, the shared calls never grow the table (growth rehashes everything): each
 // thread tallies what its stores did, store_shared() says when the table wants to grow,
-// and the caller then stops every thread and calls settle(), which grows it alone.
+// and the caller then stops every thread and calls end_shared_phase(), which grows it alone.
 // Mixing shared and plain calls is allowed only with a synchronisation point in between
 // (the end of a parallel region).
 class TranspositionTable {
@@ -173,7 +173,7 @@ class TranspositionTable {
     void clear();  // frees the table: empty, zero bytes, the budget kept
     size_t bytes() const { return buckets_ * sizeof(Bucket); }
     size_t max_bytes() const { return max_bytes_; }
-    // Entries in use per thousand (counting shared stores once settle() has run).
+    // Entries in use per thousand (counting shared stores once end_shared_phase() has run).
     int usage_permille() const {
         return buckets_ ? int(used_ * 1000 / (uint64_t(buckets_) * 4)) : 0;
     }
@@ -207,14 +207,14 @@ class TranspositionTable {
     };
     // store() for concurrent use; never grows the table. Every few thousand stores it
     // reports `tally` (as report() does) and returns true when the table wants to grow:
-    // the caller should then stop every thread and call settle().
+    // the caller should then stop every thread and call end_shared_phase().
     bool store_shared(const TTKey& k, int lower, int upper, int move, uint64_t nodes, Tally& tally);
     // Adds `tally` to the counts of the current shared phase and clears it (thread-safe);
     // true when the table wants to grow. Each thread reports its tally when it stops.
     bool report(Tally& tally);
     // After the threads stopped: takes in the counts they reported, and grows the table
     // (with `threads` threads) if its policy says so. Everything stored is kept.
-    void settle(int threads);
+    void end_shared_phase(int threads);
 
     // Whether the shared calls use whole-entry atomic moves (kAtomic16) or the seqlock.
     bool atomic16() const { return atomic16_; }
@@ -292,7 +292,7 @@ class TranspositionTable {
     uint64_t used_ = 0;    // entries in use
     uint64_t stores_ = 0;  // stores since clear()
     uint64_t costly_ = 0;  // costly evictions since the last resize
-    // The shared phase's reported tallies, not yet added to the counts above (settle()).
+    // The shared phase's reported tallies, not yet added to the counts above (end_shared_phase()).
     std::atomic<uint64_t> shared_fresh_{0};
     std::atomic<uint64_t> shared_stores_{0};
     std::atomic<uint64_t> shared_costly_{0};

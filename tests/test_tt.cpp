@@ -156,11 +156,11 @@ TEST_SUITE("tt") {
         }
     }
 
-    TEST_CASE("TT shared stores: the table grows only in settle(), keeping every entry") {
+    TEST_CASE("TT shared stores: the table grows only in end_shared_phase(), keeping every entry") {
         // The contract of the shared calls: store_shared() never grows the table but says
-        // when it wants to; settle() then grows it fourfold, and every entry held before
+        // when it wants to; end_shared_phase() then grows it fourfold, and every entry held before
         // is found after with the same bounds and move; usage_permille() counts exactly
-        // the entries in use once settled.
+        // the entries in use once the shared phase ended.
         kalah::TranspositionTable tt(64 << 20);
         tt.reserve(100);
         const size_t start = tt.bytes();
@@ -177,13 +177,13 @@ TEST_SUITE("tt") {
         }
         REQUIRE(wants);
         CHECK(tt.bytes() == start);       // the shared calls never grow it
-        CHECK(tt.usage_permille() == 0);  // nor count entries before settle()
+        CHECK(tt.usage_permille() == 0);  // nor count entries before end_shared_phase()
         tt.report(tally);                 // this thread stops: its last tally
         std::vector<uint64_t> held;
         for (uint64_t i = 0; i < n; ++i)
             if (tt.probe(key(i)).found) held.push_back(i);
         REQUIRE(held.size() * 4 > start / 16 * 3);  // over three quarters full
-        tt.settle(1);
+        tt.end_shared_phase(1);
         CHECK(tt.bytes() == 4 * start);
         for (uint64_t i : held) {
             const kalah::TTProbe p = tt.probe(key(i));
@@ -194,7 +194,7 @@ TEST_SUITE("tt") {
         }
         CHECK(tt.usage_permille() == int(held.size() * 1000 / (4 * start / 16)));
         // Settled with nothing new: no second growth.
-        tt.settle(1);
+        tt.end_shared_phase(1);
         CHECK(tt.bytes() == 4 * start);
     }
 
