@@ -110,7 +110,10 @@ int run(const std::vector<std::string>& args) {
         ("allow-host", po::value<std::vector<std::string>>()->composing(),
          "a name the Host header may give (repeatable; '*': any). Default: bound to "
          "loopback, localhost and the loopback addresses (a page of another name that "
-         "points at this server is refused); else any");
+         "points at this server is refused); else any")
+        ("trust-proxy", po::value<std::vector<std::string>>()->composing(),
+         "the numeric address of a reverse proxy (repeatable) whose X-Forwarded-For is "
+         "believed: its requests count, wait their turn and are logged as the client's");
     // clang-format on
     add_tt_option(opts, 256);
     add_threads_option(opts, 1);
@@ -165,6 +168,12 @@ int run(const std::vector<std::string>& args) {
     RouteOptions route_options;
     route_options.per_client = per_client_cap;
     route_options.allowed_hosts = allowed_hosts(vm, host);
+    if (vm.count("trust-proxy"))
+        for (const std::string& a : vm["trust-proxy"].as<std::vector<std::string>>()) {
+            if (!numeric_address(a))
+                throw InputError("--trust-proxy '" + a + "' is no numeric IPv4 or IPv6 address");
+            route_options.trusted_proxies.push_back(a);
+        }
     Routes routes(api, route_options);
     http.default_headers = security_headers();
     http.error_body = error_json;

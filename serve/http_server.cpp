@@ -247,6 +247,17 @@ struct HttpServer::Impl : std::enable_shared_from_this<HttpServer::Impl> {
     void accept();
     void do_stop();
     bool evict_oldest_waiting();
+    // The server's own error answer: error_body(message) as JSON.
+    HttpResponse error_response(int status, const std::string& message, Headers extra,
+                                bool close) const {
+        HttpResponse r;
+        r.status = status;
+        r.content_type = "application/json";
+        r.body = opt.error_body(message);
+        r.headers = std::move(extra);
+        r.close = close;
+        return r;
+    }
     void log_connection(HttpLogEntry::Event event, const std::string& client, std::string why) {
         if (!opt.log) return;
         HttpLogEntry e;
@@ -528,12 +539,10 @@ struct Connection : std::enable_shared_from_this<Connection> {
                 res = server.handler(j->request, *j);
             } catch (const std::exception& e) {
                 if (server.opt.on_error) server.opt.on_error(j->request, e.what());
-                res = HttpResponse{
-                    500, "application/json", server.opt.error_body("internal error"), {}, false};
+                res = server.error_response(500, "internal error", {}, false);
             } catch (...) {
                 if (server.opt.on_error) server.opt.on_error(j->request, "unknown exception");
-                res = HttpResponse{
-                    500, "application/json", server.opt.error_body("internal error"), {}, false};
+                res = server.error_response(500, "internal error", {}, false);
             }
             asio::post(j->io, [j, res = std::move(res)]() mutable {
                 auto conn = std::move(j->conn);
@@ -576,8 +585,7 @@ struct Connection : std::enable_shared_from_this<Connection> {
     void refuse(const HttpRequest& req, int status, const std::string& why, Headers extra = {}) {
         disarm();
         request_start = Clock::now();
-        HttpResponse res{status, "application/json", server.opt.error_body(why), std::move(extra),
-                         true};
+        HttpResponse res = server.error_response(status, why, std::move(extra), true);
         state = State::Worker;  // nothing more is parsed
         respond(req, std::move(res), true);
     }
@@ -592,9 +600,9 @@ struct Connection : std::enable_shared_from_this<Connection> {
             log_request(
                 j.request,
                 state == State::Closed || j.cancel || j.emit_state == Job::Emit::Failed ? 499 : 200,
-                stream_bytes, res.nodes);
+                stream_bytes, res.nodes, res.client);
         else if (state == State::Closed)
-            log_request(j.request, res.status, 0, res.nodes);
+            log_request(j.request, res.status, 0, res.nodes, res.client);
         if (state == State::Closed) return;
         if (j.stream_started) {
             // A stream ends with its connection (Connection: close).
@@ -604,11 +612,12 @@ struct Connection : std::enable_shared_from_this<Connection> {
         respond(j.request, std::move(res), !j.keep_alive || res.close || server.stopping);
     }
 
-    void log_request(const HttpRequest& req, int status, uint64_t bytes, uint64_t nodes) {
+    void log_request(const HttpRequest& req, int status, uint64_t bytes, uint64_t nodes,
+                     const std::string& client) {
         if (!server.opt.log) return;
         HttpLogEntry e;
         e.time = std::chrono::system_clock::now();
-        e.client = address;
+        e.client = client.empty() ? address : client;
         e.request = &req;
         e.status = status;
         e.bytes = bytes;
@@ -621,7 +630,7 @@ struct Connection : std::enable_shared_from_this<Connection> {
         auto bytes = std::make_shared<std::string>(head_of(
             res.status, res.content_type, res.headers, res.body.size(), close_after, req.version));
         if (req.method != "HEAD") *bytes += res.body;
-        log_request(req, res.status, bytes->size(), res.nodes);
+        log_request(req, res.status, bytes->size(), res.nodes, res.client);
         state = State::Write;
         arm(server.opt.write_timeout, "write timeout");
         asio::async_write(

@@ -65,6 +65,7 @@ struct HttpResponse {
     Headers headers;     // besides the server's default headers
     bool close = false;  // close the connection after this answer
     uint64_t nodes = 0;  // the nodes searched for it, for the log (0: none)
+    std::string client;  // the client it is logged as ("": the peer's address)
 };
 
 // What the server logs: a request answered (or ended by its client), or a connection the
@@ -73,13 +74,13 @@ struct HttpLogEntry {
     enum class Event { Request, Refused, Evicted, Timeout };
     Event event = Event::Request;
     std::chrono::system_clock::time_point time;  // when it happened (a request: its end)
-    std::string client;                          // numeric address
-    const HttpRequest* request = nullptr;        // Request: what was asked (as far as it parsed)
-    int status = 0;                              // Request: the status sent, or 499 (client gone)
-    uint64_t bytes = 0;                          // Request: bytes of the answer, head included
-    double ms = 0;                               // Request: from its head read to its answer's end
-    uint64_t nodes = 0;                          // Request: HttpResponse::nodes
-    std::string reason;                          // Refused, Evicted, Timeout: why
+    std::string client;                    // numeric address: the peer's, or HttpResponse::client
+    const HttpRequest* request = nullptr;  // Request: what was asked (as far as it parsed)
+    int status = 0;                        // Request: the status sent, or 499 (client gone)
+    uint64_t bytes = 0;                    // Request: bytes of the answer, head included
+    double ms = 0;                         // Request: from its head read to its answer's end
+    uint64_t nodes = 0;                    // Request: HttpResponse::nodes
+    std::string reason;                    // Refused, Evicted, Timeout: why
 };
 
 // What a handler has of its connection besides the request.

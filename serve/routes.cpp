@@ -1,6 +1,9 @@
 // The routes of `kalah serve` (serve/routes.h).
 #include "serve/routes.h"
 
+#include <arpa/inet.h>
+#include <strings.h>
+
 #include <algorithm>
 #include <cctype>
 #include <cmath>
@@ -92,6 +95,12 @@ Headers security_headers() {
             {"Referrer-Policy", "no-referrer"}};
 }
 
+bool numeric_address(const std::string& text) {
+    unsigned char buf[16];
+    return inet_pton(AF_INET, text.c_str(), buf) == 1 ||
+           inet_pton(AF_INET6, text.c_str(), buf) == 1;
+}
+
 std::string host_name(std::string_view a) {
     std::string h;
     if (!a.empty() && a[0] == '[') {
@@ -120,6 +129,22 @@ std::string origin_host(const std::string& origin) {
 
 Routes::Routes(Api& api, RouteOptions options) : api_(api), opt_(std::move(options)) {}
 
+std::string Routes::client_address(const HttpRequest& req) const {
+    const auto& proxies = opt_.trusted_proxies;
+    if (std::find(proxies.begin(), proxies.end(), req.remote_address) == proxies.end())
+        return req.remote_address;
+    // The last entry of the last header: the one the trusted proxy added.
+    const std::string* forwarded = nullptr;
+    for (const auto& [k, v] : req.headers)
+        if (k.size() == 15 && strncasecmp(k.c_str(), "X-Forwarded-For", 15) == 0) forwarded = &v;
+    if (!forwarded) return req.remote_address;
+    const size_t comma = forwarded->rfind(',');
+    std::string last = forwarded->substr(comma == std::string::npos ? 0 : comma + 1);
+    const size_t a = last.find_first_not_of(" \t"), b = last.find_last_not_of(" \t");
+    last = a == std::string::npos ? "" : last.substr(a, b - a + 1);
+    return numeric_address(last) ? last : req.remote_address;
+}
+
 bool Routes::allowed_host(const std::string& name) const {
     if (opt_.allowed_hosts.empty()) return true;
     return std::find(opt_.allowed_hosts.begin(), opt_.allowed_hosts.end(), name) !=
@@ -141,6 +166,13 @@ void Routes::leave(const std::string& client) {
 }
 
 HttpResponse Routes::operator()(const HttpRequest& req, HttpCall& call) {
+    HttpResponse r = answer(req, call);
+    const std::string client = client_address(req);
+    if (client != req.remote_address) r.client = client;
+    return r;
+}
+
+HttpResponse Routes::answer(const HttpRequest& req, HttpCall& call) {
     // HTTP/1.1 requires a Host; an HTTP/1.0 client may send none.
     const std::string* host = req.header("Host");
     if (!host && req.version >= 11) {
@@ -184,7 +216,7 @@ HttpResponse Routes::operator()(const HttpRequest& req, HttpCall& call) {
         return json_response(
             200, analysis::json_line({{"searching", l.searching}, {"waiting", l.waiting}}));
     }
-    const std::string client = connection_key(req.remote_address);
+    const std::string client = connection_key(client_address(req));
     if (!enter(client)) {
         HttpResponse r =
             json_response(429, error_json("too many requests from " + client + " at once (" +

@@ -28,6 +28,10 @@ struct RouteOptions {
     // port aside; past them 421. Empty: any. A page elsewhere that a DNS name of its own
     // points at this server (DNS rebinding) sends its own name, and is refused.
     std::vector<std::string> allowed_hosts;
+    // Reverse proxies (numeric addresses) whose X-Forwarded-For is believed: a request
+    // from one is the client's whose address the header's last entry names (the address
+    // the proxy saw), for the per-client cap, the solver queue's turns and the log.
+    std::vector<std::string> trusted_proxies;
 };
 
 class Routes {
@@ -39,7 +43,12 @@ class Routes {
     // Any thread, any number at once.
     HttpResponse operator()(const HttpRequest& req, HttpCall& call);
 
+    // The client a request is counted and logged as: its peer's address, or behind a
+    // trusted proxy the address it forwarded (a header that names none: the proxy's).
+    std::string client_address(const HttpRequest& req) const;
+
   private:
+    HttpResponse answer(const HttpRequest& req, HttpCall& call);
     bool allowed_host(const std::string& name) const;
     bool enter(const std::string& client);
     void leave(const std::string& client);
@@ -49,6 +58,9 @@ class Routes {
     std::mutex mu_;
     std::map<std::string, int> in_flight_;  // by client key; absent: none
 };
+
+// Whether `text` is a numeric IPv4 or IPv6 address (no brackets, no port).
+bool numeric_address(const std::string& text);
 
 // The host name of a Host header or of an Origin's authority: lowercase, the port and a
 // final dot dropped ("[::1]:8080" -> "[::1]", "Example.COM.:80" -> "example.com").

@@ -180,6 +180,36 @@ TEST_SUITE("serve") {
         CHECK(any(with("/", {{"Host", "evil.example"}}), call).status == 200);
     }
 
+    TEST_CASE("routes: behind a trusted proxy the client is the address it forwarded") {
+        Api api(small_config());
+        RouteOptions o;
+        o.trusted_proxies = {"127.0.0.9"};
+        Routes routes(api, o);
+        auto from = [](const std::string& peer, const std::string& xff) {
+            HttpRequest r = get("/api/v1/load", peer);
+            if (!xff.empty()) r.headers.push_back({"X-Forwarded-For", xff});
+            return r;
+        };
+        CHECK(routes.client_address(from("127.0.0.9", "203.0.113.5")) == "203.0.113.5");
+        CHECK(routes.client_address(from("127.0.0.9", "10.1.1.1, 203.0.113.5")) == "203.0.113.5");
+        CHECK(routes.client_address(from("127.0.0.9", " 2001:db8::7 ")) == "2001:db8::7");
+        CHECK(routes.client_address(from("127.0.0.9", "203.0.113.5, forged")) == "127.0.0.9");
+        CHECK(routes.client_address(from("127.0.0.9", "")) == "127.0.0.9");
+        // Anyone else's header is not believed.
+        CHECK(routes.client_address(from("127.0.0.8", "203.0.113.5")) == "127.0.0.8");
+        Routes trusting_none(api, RouteOptions{});
+        CHECK(trusting_none.client_address(from("127.0.0.9", "203.0.113.5")) == "127.0.0.9");
+        // The answer is logged as the forwarded client.
+        FakeCall call;
+        CHECK(routes(from("127.0.0.9", "203.0.113.5"), call).client == "203.0.113.5");
+        CHECK(routes(from("127.0.0.8", "203.0.113.5"), call).client.empty());
+        CHECK(numeric_address("127.0.0.1"));
+        CHECK(numeric_address("::1"));
+        CHECK_FALSE(numeric_address("[::1]"));
+        CHECK_FALSE(numeric_address("localhost"));
+        CHECK_FALSE(numeric_address("1.2.3.4:80"));
+    }
+
     TEST_CASE("routes: the per-client cap counts an IPv6 client by its /64") {
         Api api(small_config());
         RouteOptions one;
