@@ -7,6 +7,7 @@
 #include <system_error>
 
 #include "db/format.h"
+#include "db/open.h"
 
 namespace kalah::api {
 namespace {
@@ -62,12 +63,16 @@ const db::Database* Oracle::database(int m, Rule rule) {
     const auto key = std::make_pair(m, rule);
     const auto it = databases_.find(key);
     if (it != databases_.end()) return it->second.get();
-    std::string why, damage;
-    auto db = db::Database::open(dir_, m, rule, options_.db_memory_mib << 20, &why, &damage);
-    // No layer for (m, rule) at all is not an error: values are then searched. A damaged
-    // lowest layer is.
-    if (!db && !damage.empty()) throw DatabaseError(damage);
-    return (databases_[key] = std::move(db)).get();
+    // The open policy of every command (db/open.h): no layer for (m, rule) at all is no
+    // database (values are then searched); a damaged or unreadable layer file is an error
+    // naming the file, whatever its depth, never a silent search past it.
+    db::Opened opened;
+    try {
+        opened = db::open_checked({dir_, m, rule, options_.db_memory_mib << 20});
+    } catch (const db::FormatError& e) {
+        throw DatabaseError(e.what());
+    }
+    return (databases_[key] = std::move(opened.db)).get();
 }
 
 std::unique_ptr<Solver> Oracle::take_solver(int m, Rule rule, const db::Database* db) {

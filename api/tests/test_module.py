@@ -116,6 +116,41 @@ class ModuleTest(unittest.TestCase):
         with self.assertRaises(ValueError):
             tb.value(kalah.start(3, 2))  # closed
 
+    def test_damaged_layer_is_an_error_naming_the_file(self):
+        """A damaged layer anywhere is DatabaseError naming the file, as `kalah query` says,
+        never a silent search past it (db/open.h, the open policy of every command)."""
+        position = "3,3,0,0/3,3,0,0/0,0/A"  # 12 seeds in pits: layer 12
+        name = "kalah-m4-standard-s12.kdb"
+
+        def damaged(how):
+            d = os.path.join(self.work, "damaged-" + how)
+            shutil.rmtree(d, ignore_errors=True)
+            shutil.copytree(self.db, d)
+            path = os.path.join(d, name)
+            for twin in [f for f in os.listdir(d) if f.endswith(".kpk")]:
+                os.remove(os.path.join(d, twin))  # the packed twins, so that the .kdb is read
+            data = bytearray(open(path, "rb").read())
+            if how == "flipped":
+                for i in range(len(data) // 2, len(data) // 2 + 16):
+                    data[i] ^= 0xFF
+            elif how == "truncated":
+                data = data[: len(data) // 2]
+            elif how == "empty":
+                data = bytearray()
+            with open(path, "wb") as f:
+                f.write(data)
+            return d
+
+        for how in ("flipped", "truncated", "empty"):
+            with self.subTest(how=how):
+                with kalah.open(damaged(how)) as tb:
+                    with self.assertRaises(kalah.DatabaseError) as caught:
+                        tb.value(position)
+                    self.assertIn(name, str(caught.exception))
+        # The same file whole: the value.
+        with kalah.open(self.db) as tb:
+            self.assertEqual(tb.value(position), query(position, "standard", self.empty)["value"])
+
     def test_threads_and_gil(self):
         with kalah.open(self.db) as tb:
             positions = []

@@ -115,7 +115,10 @@ KALAH_API const char* kalah_status_name(kalah_status status);
 
 /* Opens the database directory dir. dir NULL: no database, every value is searched.
  * A missing directory, or one without any layer file, is KALAH_ERR_NOT_FOUND. Layers are
- * opened on the first probe of their pit count and rule. */
+ * opened on the first probe of their pit count and rule, under the open policy of every
+ * kalah command: a damaged or unreadable layer file of that pit count and rule, at any
+ * depth, makes that probe (and every later one of them) KALAH_ERR_DATABASE, its message
+ * naming the file; values are never searched past a damaged layer. */
 KALAH_API kalah_status kalah_open(const char* dir, const kalah_options* options, kalah_db** out);
 /* Frees the handle (NULL is allowed). */
 KALAH_API void kalah_close(kalah_db* db);
