@@ -139,6 +139,8 @@ extern "C" {
 
 const char* kalah_error_message(void) { return last_error.c_str(); }
 
+const char* kalah_version(void) { return KALAH_VERSION_STRING; }
+
 const char* kalah_status_name(kalah_status status) {
     switch (status) {
         case KALAH_OK:

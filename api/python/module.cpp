@@ -9,6 +9,7 @@
 
 #include "api/oracle.h"
 #include "core/notation.h"
+#include "kalah/version.h"
 
 namespace py = pybind11;
 using namespace kalah;
@@ -79,6 +80,7 @@ py::tuple value_tuple(const api::Value& v) {
 
 PYBIND11_MODULE(_kalah, m) {
     m.doc() = "Compiled core of the kalah module (use kalah, not kalah._kalah)";
+    m.attr("__version__") = KALAH_VERSION_STRING;
     py::register_exception<api::NotFound>(m, "NotFoundError", PyExc_FileNotFoundError);
     py::register_exception<api::DatabaseError>(m, "DatabaseError", PyExc_OSError);
     py::register_exception<InputError>(m, "InputError", PyExc_ValueError);

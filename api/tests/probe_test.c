@@ -182,6 +182,9 @@ static void game(kalah_db* db, kalah_rule rule, const char* rule_name, int known
 }
 
 static void errors(void) {
+    /* The library is the version of the header it was built with. */
+    CHECK(strcmp(kalah_version(), KALAH_VERSION_STRING) == 0);
+    CHECK(KALAH_VERSION_MAJOR >= 0 && KALAH_VERSION_MINOR >= 0 && KALAH_VERSION_PATCH >= 0);
     kalah_db* db = (kalah_db*)1;
     kalah_position p;
     kalah_value v;

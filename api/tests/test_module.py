@@ -116,6 +116,22 @@ class ModuleTest(unittest.TestCase):
         with self.assertRaises(ValueError):
             tb.value(kalah.start(3, 2))  # closed
 
+    def test_version_and_namespace(self):
+        """One version everywhere (project(VERSION)); `from kalah import *` shadows no builtin."""
+        out = subprocess.run([KALAH_BIN, "--version"], check=True, capture_output=True,
+                             text=True).stdout.split()
+        self.assertEqual(out[0], "kalah")
+        self.assertEqual(kalah.__version__, out[1])
+        self.assertRegex(kalah.__version__, r"^[0-9]+\.[0-9]+\.[0-9]+$")
+        self.assertNotIn("open", kalah.__all__)
+        namespace = {}
+        exec("from kalah import *", namespace)
+        self.assertNotIn("open", namespace)
+        import builtins
+        for name in kalah.__all__:
+            self.assertFalse(hasattr(builtins, name), name)
+        self.assertIs(kalah.open_tablebase, kalah.open)
+
     def test_damaged_layer_is_an_error_naming_the_file(self):
         """A damaged layer anywhere is DatabaseError naming the file, as `kalah query` says,
         never a silent search past it (db/open.h, the open policy of every command)."""

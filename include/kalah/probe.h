@@ -32,6 +32,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "kalah/version.h"
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -112,6 +114,9 @@ typedef struct kalah_db kalah_db;
 KALAH_API const char* kalah_error_message(void);
 /* "ok", "argument", "position", "not-found", "database", "memory", "internal". */
 KALAH_API const char* kalah_status_name(kalah_status status);
+/* The library's version, "MAJOR.MINOR.PATCH": KALAH_VERSION_STRING of the kalah/version.h
+ * it was built with (a program compares it with the header's to catch a mismatch). */
+KALAH_API const char* kalah_version(void);
 
 /* Opens the database directory dir. dir NULL: no database, every value is searched.
  * A missing directory, or one without any layer file, is KALAH_ERR_NOT_FOUND. Layers are

@@ -23,11 +23,13 @@ import os
 from collections import namedtuple
 
 from ._kalah import (DatabaseError, InputError, NotFoundError, Oracle as _Oracle,
-                     legal_moves, normalize, play, start, to_tuple)
+                     __version__, legal_moves, normalize, play, start, to_tuple)
 
-__all__ = ["open", "solve", "Tablebase", "MoveValue", "Probe", "start", "play",
+# `open` stays kalah.open, but out of __all__: `from kalah import *` must not shadow the
+# builtin open(). open_tablebase is the same function under a name that shadows nothing.
+__all__ = ["open_tablebase", "solve", "Tablebase", "MoveValue", "Probe", "start", "play",
            "legal_moves", "normalize", "to_tuple", "DatabaseError", "InputError",
-           "NotFoundError"]
+           "NotFoundError", "__version__"]
 
 Probe = namedtuple("Probe", "value source nodes")
 Probe.__doc__ = """A value (South's margin; None when unknown), where it came from
@@ -105,6 +107,9 @@ def open(directory=None, db_memory_mib=4096, tt_mib=64, threads=1):  # noqa: A00
     None: no database, every value is searched. Raises FileNotFoundError (NotFoundError)
     for a missing directory or one without layer files. Use as a context manager."""
     return Tablebase(directory, db_memory_mib, tt_mib, threads)
+
+
+open_tablebase = open
 
 
 def solve(pits, seeds, rule="standard", directory=None, tt_mib=1024, threads=1):
