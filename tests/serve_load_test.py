@@ -12,14 +12,38 @@ within 20% of where it started. The attacks, each from many loopback addresses
   (b) 200 concurrent hard queries (Kalah(6,6) from the start, far past any budget), each
       client giving up after 3 s and asking again;
   (c) 32 clients asking /app.js with 64 overlapping ranges, again and again.
+Then the attacks of 2026-12-03, each on a server of its own (not --quiet: its JSON log is
+read), each a few seconds long with a canary: a query the opening book answers
+(Kalah(6,4)'s start), asked every ~150 ms from 127.0.0.200, each of which must be answered
+200. Latency is measured and printed, never asserted; the bounds below are liveness bounds
+(an answer at all), far above what the server takes:
+  (1) idle lockout: with the default connection caps (512 in all, 32 an address), 16
+      addresses (127.0.1.1..16) each open 32 idle connections and open again each one the
+      server closes; then the same from 64 addresses;
+  (2) one client holding streams: client A holds two /api/v1/analysis streams of
+      Kalah(6,6) (--budget-ms 500); clients B and C ask Kalah(6,5) again and again: each
+      request is answered (200 "unknown", or 503) within 20 s;
+  (3) a stream closed with FIN: an analysis stream under way (its first event read), its
+      client shuts down its sending side (shutdown SHUT_WR) and keeps reading:
+      /api/v1/load shows no search within 10 s (the stream budget is 60 s), the log has
+      the stream with 499. A FIN before a stream's first event is only printed, not
+      asserted: the server cannot tell it from an HTTP/1.1 client's half-close (it probes
+      with 100 Continue, which a client still reading does not reset) and searches on;
+  (4) an HTTP/1.0 client leaving: `GET /api/v1/query?pits=6&seeds=6 HTTP/1.0` searching,
+      then SHUT_WR: as (3) (the request's budget is 60 s).
+The stop times of (3) and (4) (the FIN to /api/v1/load's searching 0) are printed.
 The whole test stops by itself within a few minutes (an alarm ends it as a failure).
 
 usage: serve_load_test.py KALAH_BINARY [more `kalah serve` options]
 """
 import atexit
+import errno
 import http.client
+import json
 import math
 import os
+import resource
+import selectors
 import shutil
 import signal
 import socket
@@ -37,7 +61,18 @@ BUDGET = 2.0
 COVERED = "/api/v1/query?" + urllib.parse.urlencode({"position": "3,2,1/1,2,3/0,0/A"})
 HARD = "/api/v1/query?pits=6&seeds=6"
 SAMPLES = 150
+CANARY = "/api/v1/query?pits=6&seeds=4"  # the built-in opening book's: no search
+CANARY_ADDRESS = "127.0.0.200"
+LOAD_ADDRESS = "127.0.0.201"  # asks /api/v1/load
+STREAM = "/api/v1/analysis?pits=6&seeds=6"
+# A stream whose first event comes within about a second and whose search then runs far
+# past the liveness bound of (3) (over 30 s alone on the 2-core machine).
+STREAM_EVENTS = "/api/v1/analysis?" + urllib.parse.urlencode(
+    {"position": "4,4,4,4,3,3/4,4,4,4,3,3/0,0/A"})
+HARD5 = "/api/v1/query?pits=6&seeds=5"
+SCENARIO_SECONDS = 4.0
 failures = []
+figures = []  # (scenario, what) printed again at the end
 
 
 def check(cond, what):
@@ -144,6 +179,382 @@ def attack(port, pid, name, target, clients, cpu_rss0):
           % (name, rss, cpu_rss0[1]))
 
 
+def percentile(sorted_values, q):
+    return sorted_values[max(0, math.ceil(q * len(sorted_values)) - 1)]
+
+
+class Server:
+    """A `kalah serve` of its own, its JSON log (stderr) read as it comes."""
+
+    def __init__(self, db, options):
+        self.proc = subprocess.Popen(
+            [KALAH, "serve", "--port", "0", "--db", db, "--tt-mb", "64", *options,
+             *sys.argv[2:]],
+            cwd=WORK, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        SERVER.append(self.proc)
+        self.log = []  # the JSON objects of the log, in order
+        self.reader = threading.Thread(target=self._read_log, daemon=True)
+        self.reader.start()
+        line = self.proc.stdout.readline()
+        if "listening on http://" not in line:
+            self.proc.kill()
+            raise SystemExit("serve did not start: %r" % line)
+        self.port = int(line.strip().rstrip("/").rsplit(":", 1)[1])
+
+    def _read_log(self):
+        for line in self.proc.stderr:
+            try:
+                entry = json.loads(line)
+            except ValueError:
+                continue  # the server's own messages ("kalah serve: ...")
+            if isinstance(entry, dict):
+                self.log.append(entry)
+
+    def log_line(self, client, target_prefix, timeout=5.0):
+        """The log's line for client's request to target_prefix (waits up to timeout)."""
+        deadline = time.monotonic() + timeout
+        while True:
+            for e in list(self.log):
+                if e.get("client") == client and str(e.get("target", "")).startswith(target_prefix):
+                    return e
+            if time.monotonic() > deadline:
+                return None
+            time.sleep(0.02)
+
+    def events(self, event):
+        return sum(1 for e in list(self.log) if e.get("event") == event)
+
+    def load(self):
+        c = http.client.HTTPConnection("127.0.0.1", self.port, timeout=10,
+                                       source_address=(LOAD_ADDRESS, 0))
+        try:
+            c.request("GET", "/api/v1/load")
+            r = c.getresponse()
+            return json.loads(r.read())
+        finally:
+            c.close()
+
+    def wait_load(self, cond, timeout):
+        """Polls /api/v1/load until cond(load) holds; the seconds it took, or None."""
+        t0 = time.monotonic()
+        while time.monotonic() - t0 < timeout:
+            try:
+                if cond(self.load()):
+                    return time.monotonic() - t0
+            except (OSError, http.client.HTTPException, ValueError):
+                pass
+            time.sleep(0.001)
+        return None
+
+    def stop(self, name):
+        self.proc.terminate()
+        try:
+            code = self.proc.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            code = "killed"
+        self.reader.join(5)
+        check(code == 0, "%s: server stops cleanly (exit %s)" % (name, code))
+
+
+class Canary:
+    """The book-answered query every ~150 ms from its own address while a scenario runs."""
+
+    def __init__(self, port):
+        self.port = port
+        self.stop_event = threading.Event()
+        self.latencies, self.errors = [], []
+        self.thread = threading.Thread(target=self._run, daemon=True)
+        self.thread.start()
+
+    def _run(self):
+        while not self.stop_event.is_set():
+            t0 = time.monotonic()
+            try:
+                status = get(self.port, CANARY, CANARY_ADDRESS, timeout=10)
+                if status != 200:
+                    self.errors.append(status)
+            except (OSError, http.client.HTTPException) as e:
+                self.errors.append(repr(e))
+            self.latencies.append(time.monotonic() - t0)
+            self.stop_event.wait(0.15)
+
+    def finish(self, name):
+        self.stop_event.set()
+        self.thread.join(15)
+        lat = sorted(self.latencies)
+        if lat:
+            what = ("canary %d queries: p50 %.1f ms, p99 %.1f ms, max %.1f ms"
+                    % (len(lat), 1000 * percentile(lat, 0.5), 1000 * percentile(lat, 0.99),
+                       1000 * lat[-1]))
+        else:
+            what = "canary: no query"
+        print("   %s: %s" % (name, what))
+        figures.append((name, what))
+        check(len(lat) >= 5 and not self.errors,
+              "%s: every canary query answered 200 (%d queries, %d not: %s)"
+              % (name, len(lat), len(self.errors), self.errors[:3]))
+
+
+def idle_flood(port, addresses, per_address, stop, stats):
+    """per_address idle connections from each address, each opened again once closed."""
+    sel = selectors.DefaultSelector()
+    retry = []
+
+    def open_one(addr):
+        s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        s.setblocking(False)
+        try:
+            s.bind((addr, 0))
+            err = s.connect_ex(("127.0.0.1", port))
+            if err not in (0, errno.EINPROGRESS):
+                raise OSError(err, os.strerror(err))
+        except OSError:
+            s.close()
+            retry.append(addr)
+            return
+        sel.register(s, selectors.EVENT_READ, addr)
+        stats["opened"] += 1
+
+    for addr in addresses:
+        for _ in range(per_address):
+            open_one(addr)
+    stats["ready"].set()
+    last_retry = time.monotonic()
+    while not stop.is_set():
+        for key, _ in sel.select(timeout=0.05):
+            try:
+                data = key.fileobj.recv(4096)
+            except BlockingIOError:
+                continue
+            except OSError:
+                data = b""
+            if data:
+                continue
+            sel.unregister(key.fileobj)  # closed by the server: open another
+            key.fileobj.close()
+            stats["closed"] += 1
+            open_one(key.data)
+        if retry and time.monotonic() - last_retry > 0.05:
+            last_retry = time.monotonic()
+            pending, retry[:] = retry[:], []
+            for addr in pending:
+                open_one(addr)
+    for key in list(sel.get_map().values()):
+        key.fileobj.close()
+    sel.close()
+
+
+def scenario_idle_lockout(db, n_addresses):
+    name = "(1) idle lockout, %d addresses x 32" % n_addresses
+    server = Server(db, [])  # the default caps: 512 connections, 32 an address
+    try:
+        stop = threading.Event()
+        stats = {"opened": 0, "closed": 0, "ready": threading.Event()}
+        addresses = ["127.0.1.%d" % (1 + i) for i in range(n_addresses)]
+        flood = threading.Thread(target=idle_flood, args=(server.port, addresses, 32, stop, stats),
+                                 daemon=True)
+        flood.start()
+        stats["ready"].wait(30)
+        time.sleep(0.5)  # the server holds them
+        canary = Canary(server.port)
+        time.sleep(SCENARIO_SECONDS)
+        canary.finish(name)
+        stop.set()
+        flood.join(15)
+        print("   %s: %d connections opened, %d closed by the server; log: %d evicted, "
+              "%d refused" % (name, stats["opened"], stats["closed"], server.events("evicted"),
+                              server.events("refused")))
+    finally:
+        server.stop(name)
+
+
+def hold_stream(port, address, stop, opened):
+    """One analysis stream held open (read, never answered) until stop; again if it ends."""
+    while not stop.is_set():
+        try:
+            with socket.create_connection(("127.0.0.1", port), timeout=0.2,
+                                          source_address=(address, 0)) as c:
+                c.sendall(("GET %s HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n" % STREAM).encode())
+                opened.append(time.monotonic())
+                while not stop.is_set():
+                    try:
+                        if not c.recv(65536):
+                            break
+                    except socket.timeout:
+                        pass
+        except OSError:
+            stop.wait(0.1)
+
+
+def hard_client(port, address, deadline, answers):
+    """HARD5 again and again until deadline; each answer (status, unknown, seconds)."""
+    while time.monotonic() < deadline:
+        t0 = time.monotonic()
+        c = http.client.HTTPConnection("127.0.0.1", port, timeout=20, source_address=(address, 0))
+        try:
+            c.request("GET", HARD5)
+            r = c.getresponse()
+            body = r.read()
+            unknown = False
+            if r.status == 200:
+                unknown = json.loads(body).get("unknown") is True
+            answers.append((r.status, unknown, time.monotonic() - t0))
+        except (OSError, http.client.HTTPException, ValueError) as e:
+            answers.append((repr(e), False, time.monotonic() - t0))
+            return  # no answer within 20 s: the scenario fails
+        finally:
+            c.close()
+        time.sleep(0.15)
+
+
+def scenario_streams_held(db):
+    name = "(2) one client holding 2 streams"
+    server = Server(db, ["--budget-ms", "500"])
+    stop = threading.Event()
+    try:
+        opened = []
+        streams = [threading.Thread(target=hold_stream, args=(server.port, "127.0.3.1", stop, opened),
+                                    daemon=True) for _ in range(2)]
+        streams[0].start()
+        check(server.wait_load(lambda l: l["searching"] >= 1, 10) is not None,
+              "%s: A's first stream searching" % name)
+        streams[1].start()
+        check(server.wait_load(lambda l: l["searching"] + l["waiting"] >= 2, 10) is not None,
+              "%s: A's second stream waiting" % name)
+        canary = Canary(server.port)
+        deadline = time.monotonic() + SCENARIO_SECONDS
+        answers = {"B": [], "C": []}
+        clients = [threading.Thread(target=hard_client,
+                                    args=(server.port, addr, deadline, answers[who]), daemon=True)
+                   for who, addr in (("B", "127.0.3.2"), ("C", "127.0.3.3"))]
+        for t in clients:
+            t.start()
+        for t in clients:
+            t.join(SCENARIO_SECONDS + 25)
+        canary.finish(name)
+        for who in ("B", "C"):
+            got = answers[who]
+            bad = [a for a in got if not ((a[0] == 200 and a[1]) or a[0] == 503)]
+            secs = sorted(a[2] for a in got)
+            what = ("%s: %d hard queries, %d x 503, %d x 200 unknown, max %.2f s"
+                    % (who, len(got), sum(1 for a in got if a[0] == 503),
+                       sum(1 for a in got if a[0] == 200), secs[-1] if secs else 0))
+            print("   %s: %s" % (name, what))
+            figures.append((name, what))
+            check(got and not bad,
+                  "%s: each of %s's hard queries answered (200 unknown or 503) within 20 s (%s)"
+                  % (name, who, bad[:3]))
+        print("   %s: A opened %d streams" % (name, len(opened)))
+    finally:
+        stop.set()
+        server.stop(name)
+
+
+def close_reading(sock):
+    """Closes sock, waking a thread blocked reading it."""
+    try:
+        sock.shutdown(socket.SHUT_RDWR)
+    except OSError:
+        pass
+    sock.close()
+
+
+def read_until_closed(sock, got):
+    try:
+        while True:
+            data = sock.recv(65536)
+            if not data:
+                break
+            got.append(data)
+    except OSError:
+        pass
+
+
+def wait_for(cond, timeout):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if cond():
+            return True
+        time.sleep(0.005)
+    return False
+
+
+def fin_before_first_event(server, name):
+    """Not asserted (see the docstring): a stream's FIN before its first event."""
+    address = "127.0.4.100"
+    with socket.create_connection(("127.0.0.1", server.port), timeout=15,
+                                  source_address=(address, 0)) as sock:
+        got = []
+        reader = threading.Thread(target=read_until_closed, args=(sock, got), daemon=True)
+        sock.sendall(("GET %s HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n" % STREAM).encode())
+        reader.start()
+        if server.wait_load(lambda l: l["searching"] >= 1, 10) is None:
+            return
+        t0 = time.monotonic()
+        sock.shutdown(socket.SHUT_WR)
+        stopped = server.wait_load(lambda l: l["searching"] == 0, 3)
+        what = ("FIN before the first event (not asserted): %s"
+                % ("stopped after %.1f ms" % (1000 * (time.monotonic() - t0)) if stopped is not None
+                   else "still searching 3 s after the FIN, %d bytes read (%r)"
+                   % (len(b"".join(got)), b"".join(got)[:40])))
+        close_reading(sock)
+    print("   %s: %s" % (name, what))
+    figures.append((name, what))
+
+
+def scenario_fin(db, name, options, request, target_prefix, address_base, first_event):
+    """request sent, its search under way (first_event: its first event read), then
+    SHUT_WR: the search must stop (499)."""
+    server = Server(db, options)
+    try:
+        canary = Canary(server.port)
+        t_start = time.monotonic()
+        stops = []
+        for k in range(3):
+            address = "%s.%d" % (address_base, 1 + k)
+            sock = socket.create_connection(("127.0.0.1", server.port), timeout=15,
+                                            source_address=(address, 0))
+            got = []
+            reader = threading.Thread(target=read_until_closed, args=(sock, got), daemon=True)
+            try:
+                sock.sendall(request.encode())
+                reader.start()
+                searching = server.wait_load(lambda l: l["searching"] >= 1, 10)
+                if searching is not None and first_event:
+                    searching = wait_for(lambda: b"data:" in b"".join(got), 20) or None
+                check(searching is not None, "%s #%d: the search under way%s"
+                      % (name, k + 1, " (its first event read)" if first_event else ""))
+                if searching is None:
+                    break
+                t0 = time.monotonic()
+                sock.shutdown(socket.SHUT_WR)  # FIN; still reading
+                stopped = server.wait_load(lambda l: l["searching"] == 0, 10)
+                check(stopped is not None,
+                      "%s #%d: no search within 10 s of the FIN (%s)"
+                      % (name, k + 1, "%.1f ms" % (1000 * (time.monotonic() - t0))
+                         if stopped is not None else "still searching"))
+                if stopped is None:
+                    break
+                stops.append(1000 * (time.monotonic() - t0))
+                entry = server.log_line(address, target_prefix)
+                check(entry is not None and entry.get("status") == 499,
+                      "%s #%d: the log has it with status 499 (%s)" % (name, k + 1, entry))
+                reader.join(5)
+            finally:
+                close_reading(sock)
+        time.sleep(max(0.0, t_start + SCENARIO_SECONDS - time.monotonic()))
+        canary.finish(name)
+        if stops:
+            what = "stop after the FIN: %s ms" % ", ".join("%.1f" % s for s in stops)
+            print("   %s: %s" % (name, what))
+            figures.append((name, what))
+        if first_event and server.wait_load(lambda l: l["searching"] == 0, 1) is not None:
+            fin_before_first_event(server, name)
+    finally:
+        server.stop(name)
+
+
 SERVER = []
 
 
@@ -160,6 +571,11 @@ def main():
     # Stops by itself: past 240 s something hangs, and that is a failure.
     signal.signal(signal.SIGALRM, give_up)
     signal.alarm(240)
+    # (1) opens 2048 connections at once.
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if soft != resource.RLIM_INFINITY and soft < 8192:
+        resource.setrlimit(resource.RLIMIT_NOFILE,
+                           (8192 if hard == resource.RLIM_INFINITY else min(8192, hard), hard))
     db = os.path.join(WORK, "db")
     r = subprocess.run([KALAH, "build-db", "--pits", "3", "--max-seeds", "12", "--db", db, "--quiet"],
                        cwd=WORK, capture_output=True, text=True, env=dict(os.environ, OMP_NUM_THREADS="1"))
@@ -192,6 +608,19 @@ def main():
             proc.kill()
             code = "killed"
         check(code == 0, "server stops cleanly (exit %s)" % code)
+    # The attacks of 2026-12-03, each on a server of its own with its log.
+    scenario_idle_lockout(db, 16)
+    scenario_idle_lockout(db, 64)
+    scenario_streams_held(db)
+    scenario_fin(db, "(3) stream closed with FIN", ["--stream-budget-ms", "60000"],
+                 "GET %s HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n" % STREAM_EVENTS,
+                 "/api/v1/analysis", "127.0.4", True)
+    scenario_fin(db, "(4) HTTP/1.0 client leaving", ["--budget-ms", "60000"],
+                 "GET %s HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n" % HARD, "/api/v1/query",
+                 "127.0.5", False)
+    print("   figures:")
+    for name, what in figures:
+        print("   %s: %s" % (name, what))
     print("%d failure(s)" % len(failures))
     return 1 if failures else 0
 
