@@ -216,6 +216,9 @@ struct Job : HttpCall, std::enable_shared_from_this<Job> {
     asio::io_context& io;
     // The stream (worker side): started once the first event's head is sent.
     bool stream_started = false;
+    // The handler asked whether events are wanted (emit("")): its answer is a stream, even
+    // before its first event (read by the io thread: a FIN then cancels).
+    std::atomic<bool> streams{false};
     std::mutex mu;
     std::condition_variable written;
     enum class Emit { Idle, Pending, Ok, Failed } emit_state = Emit::Idle;
@@ -487,12 +490,14 @@ struct Connection : std::enable_shared_from_this<Connection> {
         });
     }
 
-    // The client's FIN while its request runs. A stream under way or an HTTP/1.0 request:
-    // the client is gone (neither half-closes), the request is cancelled now (its answer,
-    // if any, is still written). Otherwise the probe asks.
+    // The client's FIN while its request runs. A stream (under way, or whose handler asked
+    // whether events are wanted) or an HTTP/1.0 request: the client is gone (neither
+    // half-closes), the request is cancelled now (its answer, if any, is still written).
+    // Otherwise the probe asks; watch() looks again every kWatch, so a handler that turns
+    // out to stream after the FIN is cancelled then.
     void peer_stopped_sending() {
         if (state != State::Worker || !job) return;
-        if (stream_head_sent || job->request.version < 11) {
+        if (stream_head_sent || job->streams || job->request.version < 11) {
             job->cancel = true;
             return;
         }
@@ -710,7 +715,10 @@ bool Job::emit(const std::string& event) {
     const bool head_only = request.method == "HEAD";
     // The empty event asks whether events are wanted: for GET yes (nothing is sent); for
     // HEAD no, and the stream's head, its whole answer, is sent now.
-    if (event.empty() && !head_only) return true;
+    if (event.empty() && !head_only) {
+        streams = true;
+        return true;
+    }
     if (head_only && !first) return false;
     stream_started = true;
     std::string data;

@@ -18,7 +18,8 @@
 // client resets, the request's cancel flag is set at once; a FIN means no more requests. An
 // HTTP/1.1 client may have shut down only its sending side and read on: before its answer starts it
 // is sent an interim "100 Continue" that a closed client's system answers with a reset, which
-// cancels. A FIN during an answer streamed as events, or during an HTTP/1.0 request
+// cancels. A FIN during an answer streamed as events (from the handler's first emit, the
+// empty one included), or during an HTTP/1.0 request
 // (which has no interim answers), cancels the request at once (as nginx's 499): a client
 // of either does not half-close. A request cancelled so still has its answer written, to
 // whatever is left to read it -> the

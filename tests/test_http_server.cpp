@@ -144,6 +144,15 @@ struct Fake {
             if (call.cancelled()) ++cancelled;
             ++slow_done;
             r.body = "slow done";
+        } else if (req.path == "/quiet-stream") {
+            // A stream whose first event is far off: asks whether events are wanted, then
+            // works until cancelled.
+            if (!call.emit("")) return r;
+            ++waiting;
+            const auto give_up = std::chrono::steady_clock::now() + 30s;
+            while (!call.cancelled() && std::chrono::steady_clock::now() < give_up)
+                std::this_thread::sleep_for(2ms);
+            if (call.cancelled()) ++cancelled;
         } else if (req.path == "/probed") {
             if (!call.emit("")) return r;
             ++probed_work;
@@ -497,14 +506,24 @@ TEST_SUITE("http") {
         CHECK(eventually([&] { return fake.emit_failed == 1; }));
         read_to_close(fd);
         ::close(fd);
+        // The same before the stream's first event, once its handler asked whether events
+        // are wanted: a half-closed client that reads on is no reason to search on.
+        fd = connect_to(s.port);
+        REQUIRE(fd >= 0);
+        send_all(fd, "GET /quiet-stream HTTP/1.1\r\nHost: x\r\n\r\n");
+        CHECK(eventually([&] { return fake.waiting == 1; }));
+        ::shutdown(fd, SHUT_WR);
+        CHECK(eventually([&] { return fake.cancelled == 1; }));
+        read_to_close(fd);
+        ::close(fd);
         // HTTP/1.0 has no interim answer to probe with: the FIN cancels, and the handler's
         // answer is still written to what is left of the connection.
         fd = connect_to(s.port);
         REQUIRE(fd >= 0);
         send_all(fd, "GET /wait HTTP/1.0\r\n\r\n");
-        CHECK(eventually([&] { return fake.waiting == 1; }));
+        CHECK(eventually([&] { return fake.waiting == 2; }));
         ::shutdown(fd, SHUT_WR);
-        CHECK(eventually([&] { return fake.cancelled == 1; }));
+        CHECK(eventually([&] { return fake.cancelled == 2; }));
         const std::string r = read_to_close(fd);
         ::close(fd);
         CHECK(status_of(r) == 200);
