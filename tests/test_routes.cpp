@@ -6,10 +6,12 @@
 
 #if KALAH_HAS_SERVE
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <filesystem>
 #include <fstream>
 #include <mutex>
+#include <nlohmann/json.hpp>
 #include <sstream>
 #include <string>
 #include <thread>
@@ -208,6 +210,46 @@ TEST_SUITE("serve") {
         CHECK_FALSE(numeric_address("[::1]"));
         CHECK_FALSE(numeric_address("localhost"));
         CHECK_FALSE(numeric_address("1.2.3.4:80"));
+    }
+
+    TEST_CASE("routes: the log line, one JSON object of the documented fields") {
+        HttpRequest req = get("/api/v1/query?pits=6&seeds=4");
+        req.target = "/x?a=1\n\x01\xff";  // as a client could send it, percent-decoded or not
+        HttpLogEntry e;
+        e.time = std::chrono::system_clock::time_point(std::chrono::milliseconds(1764870444015));
+        e.client = "2001:db8::1";
+        e.request = &req;
+        e.status = 499;
+        e.bytes = 1234;
+        e.ms = 12.345;
+        e.nodes = 65537;
+        const std::string line = access_log_line(e);
+        REQUIRE(!line.empty());
+        CHECK(line.back() == '\n');
+        CHECK(line.find('\n') == line.size() - 1);  // one line, whatever the target held
+        for (char c : line) CHECK((c == '\n' || (c >= 0x20 && c < 0x7f)));
+        const nlohmann::json j = nlohmann::json::parse(line);
+        CHECK(j["time"] == "2025-12-04T17:47:24.015Z");
+        CHECK(j["client"] == "2001:db8::1");
+        CHECK(j["method"] == "GET");
+        CHECK(j["target"] == "/x?a=1\\x0a\\x01\\xff");
+        CHECK(j["status"] == 499);
+        CHECK(j["bytes"] == 1234);
+        CHECK(j["ms"] == doctest::Approx(12.3));
+        CHECK(j["nodes"] == 65537);
+        HttpLogEntry refused;
+        refused.event = HttpLogEntry::Event::Refused;
+        refused.time = e.time;
+        refused.client = "127.0.0.4";
+        refused.reason = "connection cap, every connection busy";
+        const nlohmann::json r = nlohmann::json::parse(access_log_line(refused));
+        CHECK(r.size() == 4);
+        CHECK(r["event"] == "refused");
+        CHECK(r["reason"] == "connection cap, every connection busy");
+        refused.event = HttpLogEntry::Event::Evicted;
+        CHECK(nlohmann::json::parse(access_log_line(refused))["event"] == "evicted");
+        refused.event = HttpLogEntry::Event::Timeout;
+        CHECK(nlohmann::json::parse(access_log_line(refused))["event"] == "timeout");
     }
 
     TEST_CASE("routes: the per-client cap counts an IPv6 client by its /64") {
