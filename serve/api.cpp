@@ -147,6 +147,11 @@ class SolverPool {
             while (!handed() && !shutdown_ && !gone() && Clock::now() < deadline)
                 free_.wait_until(lock,
                                  std::min(deadline, Clock::now() + std::chrono::milliseconds(5)));
+            if (shutdown_ && handed()) {
+                // Handed a solver as the server stops: no search starts now.
+                handed_[ticket]->busy = false;
+                handed_.erase(ticket);
+            }
             if (!handed()) {
                 turns_.remove(ticket);
                 *refusal = shutdown_ ? Refusal::Stopping
