@@ -166,13 +166,13 @@ void Routes::leave(const std::string& client) {
 }
 
 HttpResponse Routes::operator()(const HttpRequest& req, HttpCall& call) {
-    HttpResponse r = answer(req, call);
     const std::string client = client_address(req);
+    HttpResponse r = answer(req, call, client);
     if (client != req.remote_address) r.client = client;
     return r;
 }
 
-HttpResponse Routes::answer(const HttpRequest& req, HttpCall& call) {
+HttpResponse Routes::answer(const HttpRequest& req, HttpCall& call, const std::string& address) {
     // HTTP/1.1 requires a Host; an HTTP/1.0 client may send none.
     const std::string* host = req.header("Host");
     if (!host && req.version >= 11) {
@@ -216,7 +216,7 @@ HttpResponse Routes::answer(const HttpRequest& req, HttpCall& call) {
         return json_response(
             200, analysis::json_line({{"searching", l.searching}, {"waiting", l.waiting}}));
     }
-    const std::string client = connection_key(client_address(req));
+    const std::string client = connection_key(address);
     if (!enter(client)) {
         HttpResponse r =
             json_response(429, error_json("too many requests from " + client + " at once (" +

@@ -48,7 +48,8 @@ class Routes {
     std::string client_address(const HttpRequest& req) const;
 
   private:
-    HttpResponse answer(const HttpRequest& req, HttpCall& call);
+    // The answer to `req` from `address` (client_address).
+    HttpResponse answer(const HttpRequest& req, HttpCall& call, const std::string& address);
     bool allowed_host(const std::string& name) const;
     bool enter(const std::string& client);
     void leave(const std::string& client);

@@ -67,6 +67,24 @@ Streamed stream(Api& api, const Params& p, const std::atomic<bool>* cancel = nul
     return s;
 }
 
+// The one solver of `api` held by a stream of kHard until release(): what a waiting
+// request queues behind.
+struct HeldSolver {
+    Api& api;
+    std::atomic<bool> cancel{false};
+    Streamed held;
+    std::thread hold;
+    explicit HeldSolver(Api& a) : api(a), hold([this] { held = stream(api, kHard, &cancel); }) {
+        wait_for_load(api, 1, 0);
+    }
+    // Ends the stream; its status (499: cancelled).
+    int release() {
+        cancel = true;
+        hold.join();
+        return held.reply.status;
+    }
+};
+
 // The fields of query's answer that are values: without "nodes", "seconds" (and "event").
 json values_of(json j) {
     j.erase("nodes");
@@ -190,10 +208,7 @@ TEST_SUITE("serve") {
         c.stream_budget_ms = 600 * 1000;
         Api api(c);
         // A stream holds the one solver far longer than a request's budget.
-        std::atomic<bool> cancel_stream{false};
-        Streamed held;
-        std::thread hold([&] { held = stream(api, kHard, &cancel_stream); });
-        wait_for_load(api, 1, 0);
+        HeldSolver held(api);
         std::atomic<bool> done{false};
         ApiReply waited;
         std::thread t([&] {
@@ -206,12 +221,10 @@ TEST_SUITE("serve") {
             std::this_thread::sleep_for(std::chrono::milliseconds(5));
         CHECK(done);
         CHECK(api.load().searching == 1);
-        cancel_stream = true;
-        hold.join();
+        CHECK(held.release() == 499);
         t.join();
         CHECK(waited.status == 503);
         CHECK(error_of(waited).find("within the budget of 200 ms") != std::string::npos);
-        CHECK(held.reply.status == 499);
     }
 
     TEST_CASE("queue: requests of two clients waiting behind a stream are all served") {
@@ -219,10 +232,7 @@ TEST_SUITE("serve") {
         c.queue = 8;
         c.stream_budget_ms = 600 * 1000;
         Api api(c);
-        std::atomic<bool> cancel_stream{false};
-        Streamed held;
-        std::thread hold([&] { held = stream(api, kHard, &cancel_stream); });
-        wait_for_load(api, 1, 0);
+        HeldSolver held(api);
         // Client a queues three requests, then client b one; each is a small search.
         std::mutex mu;
         std::vector<std::string> order;
@@ -240,8 +250,7 @@ TEST_SUITE("serve") {
             });
             wait_for_load(api, 1, int(i) + 1);
         }
-        cancel_stream = true;
-        hold.join();
+        held.release();
         for (auto& t : waiting) t.join();
         // Every one served (the order of their answers is the threads'; the order of turns
         // is serve/turns.h's, tested in tests/test_turns.cpp).
