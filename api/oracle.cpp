@@ -3,8 +3,10 @@
 #include "api/oracle.h"
 
 #include <algorithm>
+#include <chrono>
 #include <filesystem>
 #include <system_error>
+#include <thread>
 
 #include "db/format.h"
 #include "db/open.h"
@@ -43,7 +45,61 @@ const char* source_name(Source s) {
     return "unknown";
 }
 
+// One call's budget as it is spent: its deadline, the nodes its searches took, and the
+// caller's interrupt.
+struct Oracle::Call {
+    using Clock = std::chrono::steady_clock;
+    static constexpr auto kSlice = std::chrono::milliseconds(50);  // between polls
+
+    explicit Call(const Budget& b) : node_limit(b.node_limit), interrupted(b.interrupted) {
+        if (b.time_limit_seconds > 0)
+            deadline = Clock::now() + std::chrono::duration_cast<Clock::duration>(
+                                          std::chrono::duration<double>(b.time_limit_seconds));
+    }
+
+    std::optional<Clock::time_point> deadline;
+    uint64_t node_limit;  // 0: none
+    uint64_t nodes = 0;   // searched by this call so far
+    const std::function<bool()>& interrupted;
+    bool was_interrupted = false;
+
+    bool spent() const {
+        return (node_limit && nodes >= node_limit) || (deadline && Clock::now() >= *deadline);
+    }
+    // The limits of the next search, for Solver::set_limits (0: none); call when !spent().
+    uint64_t nodes_left() const { return node_limit ? node_limit - nodes : 0; }
+    double seconds_left() const {
+        if (!deadline) return 0;
+        return std::max(1e-6, std::chrono::duration<double>(*deadline - Clock::now()).count());
+    }
+    // Asks the caller; true is remembered.
+    bool poll() {
+        if (interrupted && interrupted()) was_interrupted = true;
+        return was_interrupted;
+    }
+    void throw_if_interrupted() {
+        if (poll()) throw Interrupted("interrupted");
+    }
+    // Waits until ready(slice) answers true (it waits at most slice), polling the caller
+    // between slices: false when the deadline passes first.
+    template <class Ready>
+    bool wait(Ready&& ready) {
+        for (;;) {
+            Clock::duration slice = kSlice;
+            if (deadline) {
+                const auto now = Clock::now();
+                if (now >= *deadline) return ready(Clock::duration::zero());
+                slice = std::min(slice, *deadline - now);
+            }
+            if (ready(slice)) return true;
+            throw_if_interrupted();
+        }
+    }
+};
+
 Oracle::Oracle(const std::string& dir, Options options) : dir_(dir), options_(options) {
+    max_solvers_ = options_.max_solvers > 0 ? options_.max_solvers
+                                            : std::max(1, int(std::thread::hardware_concurrency()));
     if (dir_.empty()) return;
     std::error_code ec;
     if (!std::filesystem::exists(dir_, ec))
@@ -55,49 +111,105 @@ Oracle::Oracle(const std::string& dir, Options options) : dir_(dir), options_(op
                        ": no layer files (kalah-m<M>-<rule>-s<S>.kdb, made by kalah build-db)");
 }
 
+// The shared futures of std::async wait for their opening in their destructor: an oracle
+// destroyed while a database opens waits for it.
 Oracle::~Oracle() = default;
 
-const db::Database* Oracle::database(int m, Rule rule) {
+std::optional<const db::Database*> Oracle::database(int m, Rule rule, Call& call) {
     if (dir_.empty()) return nullptr;
-    std::lock_guard<std::mutex> lock(mutex_);
-    const auto key = std::make_pair(m, rule);
-    const auto it = databases_.find(key);
-    if (it != databases_.end()) return it->second.get();
-    // The open policy of every command (db/open.h): no layer for (m, rule) at all is no
-    // database (values are then searched); a damaged or unreadable layer file is an error
-    // naming the file, whatever its depth, never a silent search past it.
-    db::Opened opened;
-    try {
-        opened = db::open_checked({dir_, m, rule, options_.db_memory_mib << 20});
-    } catch (const db::FormatError& e) {
-        throw DatabaseError(e.what());
-    }
-    return (databases_[key] = std::move(opened.db)).get();
-}
-
-std::unique_ptr<Solver> Oracle::take_solver(int m, Rule rule, const db::Database* db) {
+    Opening opening;
     {
         std::lock_guard<std::mutex> lock(mutex_);
-        auto& idle = idle_solvers_[std::make_pair(m, rule)];
-        if (!idle.empty()) {
-            auto s = std::move(idle.back());
-            idle.pop_back();
-            return s;
+        auto it = databases_.find({m, rule});
+        if (it == databases_.end()) {
+            // The open policy of every command (db/open.h): no layer for (m, rule) at all is
+            // no database (values are then searched); a damaged or unreadable layer file is
+            // an error naming the file, whatever its depth, never a silent search past it.
+            // Opening maps or reads every layer (seconds for deep ones): in the background,
+            // so that the call's budget holds; the error, if any, is kept for every call.
+            db::OpenRequest request{dir_, m, rule, options_.db_memory_mib << 20};
+            Opening o = std::async(std::launch::async, [request] {
+                            try {
+                                return std::shared_ptr<const db::Database>(
+                                    db::open_checked(request).db.release());
+                            } catch (const db::FormatError& e) {
+                                throw DatabaseError(e.what());
+                            }
+                        }).share();
+            it = databases_.emplace(Key{m, rule}, std::move(o)).first;
         }
+        opening = it->second;
     }
+    const bool open =
+        call.wait([&](auto slice) { return opening.wait_for(slice) == std::future_status::ready; });
+    if (!open) return std::nullopt;
+    return opening.get().get();
+}
+
+std::unique_ptr<Solver> Oracle::take_solver(int m, Rule rule, const db::Database* db, Call& call) {
+    std::unique_ptr<Solver> taken, evicted;
+    const bool got = call.wait([&](auto slice) {
+        std::unique_lock<std::mutex> lock(mutex_);
+        for (int round = 0; round < 2; ++round) {
+            auto& idle = idle_solvers_[{m, rule}];
+            if (!idle.empty()) {
+                taken = std::move(idle.back());
+                idle.pop_back();
+                return true;
+            }
+            if (solvers_ < max_solvers_) {
+                ++solvers_;
+                return true;
+            }
+            // At the cap: an idle solver of another (m, rule) makes room.
+            for (auto& [key, others] : idle_solvers_)
+                if (!others.empty()) {
+                    evicted = std::move(others.back());
+                    others.pop_back();
+                    return true;
+                }
+            if (round == 0 && slice > slice.zero()) solver_returned_.wait_for(lock, slice);
+        }
+        return false;
+    });
+    evicted.reset();  // outside the lock: freeing its table takes a while
+    if (!got) return nullptr;
+    if (taken) return taken;
     SolverOptions o;
     o.tt_mb = options_.tt_mib;
     o.threads = options_.threads;
     o.db = db;
-    return std::make_unique<Solver>(m, rule, o);
+    try {
+        return std::make_unique<Solver>(m, rule, o);
+    } catch (...) {
+        drop_solver();
+        throw;
+    }
 }
 
 void Oracle::give_back(int m, Rule rule, std::unique_ptr<Solver> s) {
-    std::lock_guard<std::mutex> lock(mutex_);
-    idle_solvers_[std::make_pair(m, rule)].push_back(std::move(s));
+    s->set_poll({});
+    {
+        std::lock_guard<std::mutex> lock(mutex_);
+        idle_solvers_[{m, rule}].push_back(std::move(s));
+    }
+    solver_returned_.notify_one();
 }
 
-Value Oracle::value(const Board& b, Rule rule, Budget budget) {
+void Oracle::drop_solver() {
+    {
+        std::lock_guard<std::mutex> lock(mutex_);
+        --solvers_;
+    }
+    solver_returned_.notify_one();
+}
+
+Value Oracle::value(const Board& b, Rule rule, const Budget& budget) {
+    Call call(budget);
+    return value_in(b, rule, call);
+}
+
+Value Oracle::value_in(const Board& b, Rule rule, Call& call) {
     Value v;
     // Step 1. A finished game: the sweep decides.
     if (b.over()) {
@@ -106,8 +218,10 @@ Value Oracle::value(const Board& b, Rule rule, Budget budget) {
         v.source = Source::Database;
         return v;
     }
-    // Step 2. The database holds it.
-    const db::Database* db = database(b.pits(), rule);
+    // Step 2. The database holds it (answered even when the budget is spent: a probe).
+    const std::optional<const db::Database*> opened = database(b.pits(), rule, call);
+    if (!opened) return v;  // still opening when the budget ran out
+    const db::Database* db = *opened;
     if (db && b.seeds_in_pits() <= db->max_seeds()) {
         try {
             v.value = south_view(b, b.own_store() - b.opp_store() + db->probe(b));
@@ -117,10 +231,14 @@ Value Oracle::value(const Board& b, Rule rule, Budget budget) {
         v.source = Source::Database;
         return v;
     }
-    // Step 3. A search with a pooled solver (its table keeps what earlier calls proved). A
-    // solver that threw anything else is dropped, not pooled again.
-    std::unique_ptr<Solver> s = take_solver(b.pits(), rule, db);
-    s->set_limits(budget.node_limit, budget.time_limit_seconds);
+    // Step 3. A search with a pooled solver (its table keeps what earlier calls proved), in
+    // what is left of the budget. A solver that threw anything but a damaged block is
+    // dropped, not pooled again.
+    if (call.spent()) return v;
+    std::unique_ptr<Solver> s = take_solver(b.pits(), rule, db, call);
+    if (!s) return v;  // no solver free within the budget
+    s->set_limits(call.nodes_left(), call.seconds_left());
+    if (call.interrupted) s->set_poll([&call] { return call.poll(); });
     const uint64_t n0 = s->stats().nodes;
     try {
         v.value = s->value(b);
@@ -130,20 +248,27 @@ Value Oracle::value(const Board& b, Rule rule, Budget budget) {
     } catch (const db::FormatError& e) {
         give_back(b.pits(), rule, std::move(s));
         throw DatabaseError(e.what());
+    } catch (...) {
+        s.reset();
+        drop_solver();
+        throw;
     }
     v.nodes = s->stats().nodes - n0;
+    call.nodes += v.nodes;
     give_back(b.pits(), rule, std::move(s));
+    if (call.was_interrupted) throw Interrupted("interrupted");
     return v;
 }
 
-std::vector<MoveValue> Oracle::move_values(const Board& b, Rule rule, Budget budget) {
+std::vector<MoveValue> Oracle::move_values(const Board& b, Rule rule, const Budget& budget) {
     std::vector<MoveValue> out;
     if (b.over()) return out;
+    Call call(budget);
     const Side mover = b.to_move();
     for (int p : b.legal_moves()) {
         Board c = b;
         const MoveResult r = c.play(p, rule);
-        out.push_back({p, format_move(mover, p, r), value(c, rule, budget)});
+        out.push_back({p, format_move(mover, p, r), value_in(c, rule, call)});
     }
     // Best first for the mover; unknown last; stable, so ties stay in pit order.
     const int sign = mover == Side::South ? 1 : -1;
@@ -155,7 +280,7 @@ std::vector<MoveValue> Oracle::move_values(const Board& b, Rule rule, Budget bud
     return out;
 }
 
-Oracle::Best Oracle::best_moves(const Board& b, Rule rule, Budget budget) {
+Oracle::Best Oracle::best_moves(const Board& b, Rule rule, const Budget& budget) {
     const std::vector<MoveValue> moves = move_values(b, rule, budget);
     Best best;
     for (const MoveValue& mv : moves) {

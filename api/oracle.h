@@ -3,7 +3,10 @@
 // not hold. Thread-safe.
 #pragma once
 
+#include <condition_variable>
 #include <cstdint>
+#include <functional>
+#include <future>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -43,15 +46,28 @@ struct MoveValue {
     Value value;       // of the position after the move
 };
 
+// The caller's interrupt (Budget::interrupted answered true): the call's values are lost.
+struct Interrupted : std::runtime_error {
+    using std::runtime_error::runtime_error;
+};
+
+// The budget of one call, whatever it does: the database's first opening, waiting for a
+// solver, and the search of every move of move_values all count.
 struct Budget {
     uint64_t node_limit = 0;        // 0: none
     double time_limit_seconds = 0;  // 0: none
+    // Asked about every 50 ms while the call waits or searches, from the calling thread;
+    // true ends the call with Interrupted. May be empty.
+    std::function<bool()> interrupted;
 };
 
 struct Options {
     size_t db_memory_mib = 4096;
     size_t tt_mib = 64;
     int threads = 1;
+    // At most this many solvers at once (each tt_mib and `threads` threads); a call that
+    // needs one beyond them waits for one within its budget. 0: one per hardware thread.
+    int max_solvers = 0;
 };
 
 class Oracle {
@@ -66,29 +82,44 @@ class Oracle {
     const std::string& dir() const { return dir_; }
 
     // b must be valid (Board::from_rows' requirements). Throws DatabaseError for a damaged
-    // layer met on the way.
-    Value value(const Board& b, Rule rule, Budget budget);
+    // layer met on the way, Interrupted when budget.interrupted answered true. A value the
+    // budget did not reach is Unknown: a search stopped, the database still opening (its
+    // first use opens it in the background, and a later call finds it open), or no solver
+    // free in time.
+    Value value(const Board& b, Rule rule, const Budget& budget);
     // Every legal move, best first for the side to move (South: highest margin first,
-    // North: lowest), ties in pit order, unknown values last. Budget per move.
-    std::vector<MoveValue> move_values(const Board& b, Rule rule, Budget budget);
+    // North: lowest), ties in pit order, unknown values last. One budget for all moves:
+    // once it is spent, the moves left are Unknown (those the database holds excepted).
+    std::vector<MoveValue> move_values(const Board& b, Rule rule, const Budget& budget);
     // The pits of the best moves (ascending), and Search if any move needed a search;
     // no pits and Unknown when some move's value is unknown.
     struct Best {
         std::vector<int> pits;
         Source source = Source::Database;
     };
-    Best best_moves(const Board& b, Rule rule, Budget budget);
+    Best best_moves(const Board& b, Rule rule, const Budget& budget);
 
   private:
-    const db::Database* database(int m, Rule rule);
-    std::unique_ptr<Solver> take_solver(int m, Rule rule, const db::Database* db);
+    struct Call;
+    using Key = std::pair<int, Rule>;
+    using Opening = std::shared_future<std::shared_ptr<const db::Database>>;
+    // The database of (m, rule), opened in the background on first use: nullopt when the
+    // call's budget ran out while it opens.
+    std::optional<const db::Database*> database(int m, Rule rule, Call& call);
+    Value value_in(const Board& b, Rule rule, Call& call);
+    // A pooled solver, or a new one under the cap; nullptr when the budget ran out waiting.
+    std::unique_ptr<Solver> take_solver(int m, Rule rule, const db::Database* db, Call& call);
     void give_back(int m, Rule rule, std::unique_ptr<Solver> s);
+    void drop_solver();  // a taken solver that is not given back
 
     std::string dir_;
     Options options_;
-    std::mutex mutex_;  // guards the two maps
-    std::map<std::pair<int, Rule>, std::unique_ptr<db::Database>> databases_;
-    std::map<std::pair<int, Rule>, std::vector<std::unique_ptr<Solver>>> idle_solvers_;
+    int max_solvers_;
+    std::mutex mutex_;  // guards the maps and the count
+    std::condition_variable solver_returned_;
+    std::map<Key, Opening> databases_;
+    std::map<Key, std::vector<std::unique_ptr<Solver>>> idle_solvers_;
+    int solvers_ = 0;  // solvers alive: idle ones and those taken
 };
 
 }  // namespace kalah::api

@@ -61,6 +61,10 @@ constexpr size_t kBusySize = size_t(1) << 16;
 // Every this many nodes a thread adds its count to the pass's live total, and the calling
 // thread checks whether a heartbeat is due (a clock read per 65 k nodes costs nothing).
 constexpr uint64_t kBeatNodes = uint64_t(1) << 16;
+// The beat under a time limit or a poll (SolverOptions::poll): a budget of a tenth of a
+// second must hold where a node costs up to a millisecond (a probe of a layer read through
+// the block cache), so 65 k nodes between checks would overrun it by a minute.
+constexpr uint64_t kTimedBeatNodes = 256;
 // A search from a position with at least this many seeds above the database (or in all,
 // without one) takes the whole TT budget at once instead of growing it: the searches of
 // whole games of Kalah(6,4) and larger without a database fill any default table, and
@@ -138,13 +142,19 @@ struct CallLimits {
     // limit of a few thousand nodes is overrun by at most a sixteenth (and by 255 nodes).
     uint64_t beat_mask = kBeatNodes - 1;
     std::optional<Clock::time_point> deadline;
+    Clock::time_point next_poll;  // when the calling thread asks SolverOptions::poll next
 
     static CallLimits starting(const SolverOptions& o, uint64_t nodes) {
         CallLimits l;
-        l.any = o.stop || o.node_limit || o.time_limit_seconds > 0;
+        l.any = o.stop || o.node_limit || o.time_limit_seconds > 0 || o.poll;
         l.node_end = o.node_limit ? nodes + o.node_limit : 0;
         if (o.node_limit && o.node_limit < 16 * kBeatNodes)
             l.beat_mask = std::bit_floor(std::max<uint64_t>(o.node_limit / 16, 256)) - 1;
+        if (o.time_limit_seconds > 0 || o.poll)
+            l.beat_mask = std::min(l.beat_mask, kTimedBeatNodes - 1);
+        if (o.poll)
+            l.next_poll = Clock::now() + std::chrono::duration_cast<Clock::duration>(
+                                             std::chrono::duration<double>(o.poll_seconds));
         if (o.time_limit_seconds > 0)
             l.deadline = Clock::now() + std::chrono::duration_cast<Clock::duration>(
                                             std::chrono::duration<double>(o.time_limit_seconds));
@@ -226,11 +236,22 @@ struct Solver::Impl {
         if (limits.deadline && Clock::now() >= *limits.deadline)
             throw SearchStopped("search stopped at its time limit");
     }
+    // Asks SolverOptions::poll when due (the calling thread only); throws SearchStopped
+    // when it answers true.
+    void poll() {
+        const auto now = Clock::now();
+        if (now < limits.next_poll) return;
+        limits.next_poll = now + std::chrono::duration_cast<Clock::duration>(
+                                     std::chrono::duration<double>(opts.poll_seconds));
+        if (opts.poll()) throw SearchStopped("search interrupted");
+    }
     [[gnu::noinline]] void beat(Worker& w) {
         live_nodes.fetch_add(w.nodes - w.nodes_reported, std::memory_order_relaxed);
         w.nodes_reported = w.nodes;
         if (limits.any) check_limits();
-        if (w.id != 0 || !opts.heartbeat) return;
+        if (w.id != 0) return;
+        if (opts.poll) poll();
+        if (!opts.heartbeat) return;
         const auto now = Clock::now();
         if (now < next_beat) return;
         next_beat = now + std::chrono::duration_cast<Clock::duration>(

@@ -100,6 +100,8 @@ int Solver::Impl::measured(int s, F&& run) {
 
 void Solver::set_book(const Book* book) { impl_->opts.book = book; }
 
+void Solver::set_poll(std::function<bool()> poll) { impl_->opts.poll = std::move(poll); }
+
 void Solver::set_pass_hook(std::function<void(const MtdPass&)> hook) {
     impl_->opts.on_pass = std::move(hook);
 }

@@ -77,6 +77,13 @@ struct SolverOptions {
     const std::atomic<bool>* stop = nullptr;  // stop when it becomes true
     uint64_t node_limit = 0;                  // stop past this many nodes (0: no limit)
     double time_limit_seconds = 0;            // stop past this wall time (0: no limit)
+    // Asked about every poll_seconds during a search, from the calling thread; true stops
+    // the call as `stop` does (a caller's interrupt: Ctrl-C in the Python module). May be
+    // empty. Under a poll or a time limit the threads check every 256 nodes rather than
+    // 65 k: a node that probes a database layer read through its block cache can cost a
+    // millisecond, and the check (a clock read) costs nanoseconds.
+    std::function<bool()> poll;
+    double poll_seconds = 0.05;
     // Features switched off only to measure them (search_experiments.h).
     SearchExperiments experiments;
 };
@@ -134,6 +141,8 @@ class Solver {
     // Replaces SolverOptions::node_limit and time_limit_seconds for the following calls
     // (a reused solver given another budget per call).
     void set_limits(uint64_t node_limit, double time_limit_seconds);
+    // Replaces SolverOptions::poll for the following calls (empty: none).
+    void set_poll(std::function<bool()> poll);
     // Replaces SolverOptions::book for the following calls (nullptr: none).
     void set_book(const Book* book);
     // Replaces SolverOptions::on_pass for the following calls (empty: none).

@@ -50,9 +50,10 @@ void run_team(int threads, F&& f) {
 // the choice: results/parallel.md, "Lazy SMP with ABDADA-style deferral chosen" and
 // "Young Brothers Wait and a waiting helper measured against deferral".
 int Solver::Impl::search_pass(int beta, const Board& pits, bool expect_high) {
-    // A pass of fewer than 65 k nodes never reaches a heartbeat: check the limits here too,
-    // so that a call made of many small passes (annotate, pie) also stops.
+    // A pass of fewer nodes than a beat never reaches one: check the limits (and ask the
+    // poll) here too, so that a call made of many small passes (annotate, pie) also stops.
     if (limits.any) check_limits();
+    if (opts.poll) poll();
     pass_beta = beta;
     live_nodes.store(0);
     if ((threads == 1 && opts.experiments.plain_path) ||

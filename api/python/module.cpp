@@ -65,9 +65,27 @@ Board to_board(const py::handle& obj) {
     return Board::from_rows(m, south.data(), north.data(), stores[0], stores[1], side);
 }
 
+// A call's budget; Ctrl-C (a signal handler that raises, as SIGINT's default) ends it:
+// the search polls Python's signal handlers from the calling thread (they run in the main
+// thread only), and the raised exception is rethrown once the GIL is back.
 api::Budget budget(uint64_t node_limit, double time_limit) {
     if (!(time_limit >= 0)) throw InputError("time_limit must be >= 0 seconds");
-    return api::Budget{node_limit, time_limit};
+    return api::Budget{node_limit, time_limit, [] {
+                           py::gil_scoped_acquire gil;
+                           return PyErr_CheckSignals() != 0;
+                       }};
+}
+
+// Runs f without the GIL; a call the caller interrupted raises what the signal handler
+// raised (KeyboardInterrupt).
+template <class F>
+auto without_gil(F&& f) {
+    try {
+        py::gil_scoped_release release;
+        return f();
+    } catch (const api::Interrupted&) {
+        throw py::error_already_set();
+    }
 }
 
 py::tuple value_tuple(const api::Value& v) {
@@ -86,37 +104,32 @@ PYBIND11_MODULE(_kalah, m) {
     py::register_exception<InputError>(m, "InputError", PyExc_ValueError);
 
     py::class_<api::Oracle>(m, "Oracle")
-        .def(py::init([](const std::string& dir, size_t db_memory_mib, size_t tt_mib, int threads) {
+        .def(py::init([](const std::string& dir, size_t db_memory_mib, size_t tt_mib, int threads,
+                         int max_solvers) {
                  if (threads < 1) throw InputError("threads must be >= 1");
                  if (tt_mib < 1 || db_memory_mib < 1)
                      throw InputError("memory sizes must be >= 1 MiB");
-                 return std::make_unique<api::Oracle>(dir,
-                                                      api::Options{db_memory_mib, tt_mib, threads});
+                 if (max_solvers < 0) throw InputError("max_solvers must be >= 0 (0: one a core)");
+                 return std::make_unique<api::Oracle>(
+                     dir, api::Options{db_memory_mib, tt_mib, threads, max_solvers});
              }),
-             py::arg("dir"), py::arg("db_memory_mib"), py::arg("tt_mib"), py::arg("threads"))
+             py::arg("dir"), py::arg("db_memory_mib"), py::arg("tt_mib"), py::arg("threads"),
+             py::arg("max_solvers") = 0)
         .def("probe",
              [](api::Oracle& o, const py::handle& pos, const std::string& rule, uint64_t nodes,
                 double seconds) {
                  const Board b = to_board(pos);
                  const Rule r = parse_rule(rule);
                  const api::Budget bu = budget(nodes, seconds);
-                 api::Value v;
-                 {
-                     py::gil_scoped_release release;
-                     v = o.value(b, r, bu);
-                 }
-                 return value_tuple(v);
+                 return value_tuple(without_gil([&] { return o.value(b, r, bu); }));
              })
         .def("move_values", [](api::Oracle& o, const py::handle& pos, const std::string& rule,
                                uint64_t nodes, double seconds) {
             const Board b = to_board(pos);
             const Rule r = parse_rule(rule);
             const api::Budget bu = budget(nodes, seconds);
-            std::vector<api::MoveValue> mv;
-            {
-                py::gil_scoped_release release;
-                mv = o.move_values(b, r, bu);
-            }
+            const std::vector<api::MoveValue> mv =
+                without_gil([&] { return o.move_values(b, r, bu); });
             py::list out;
             for (const auto& x : mv) {
                 const py::tuple v = value_tuple(x.value);

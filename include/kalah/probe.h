@@ -89,7 +89,10 @@ typedef struct kalah_options {
     int threads;          /* threads of one search (1) */
 } kalah_options;
 
-/* Budget of one search; NULL, or a zero field, means no limit on that count. */
+/* Budget of one call; NULL, or a zero field, means no limit on that count. It covers the
+ * whole call: the database's first opening for a pit count and rule (which goes on in the
+ * background when the budget runs out: a later call finds it open), the wait for a free
+ * solver (at most one per hardware thread at once), and every move's search. */
 typedef struct kalah_budget {
     uint64_t node_limit;
     double time_limit_seconds;
@@ -145,7 +148,8 @@ KALAH_API kalah_status kalah_value_of(kalah_db* db, const kalah_position* p, kal
 /* Every legal move of p with the value after it, sorted best first for the side to move
  * (South: highest margin first; North: lowest first), ties in pit order; moves whose value
  * is unknown come last. out has room for KALAH_MAX_PITS; *count is set (0 when the game is
- * over). The budget applies to each move's search. */
+ * over). One budget for the whole call: once spent, the moves left are unknown (those the
+ * database holds excepted). */
 KALAH_API kalah_status kalah_move_values(kalah_db* db, const kalah_position* p, kalah_rule rule,
                                          const kalah_budget* budget, kalah_move_value* out,
                                          int* count);

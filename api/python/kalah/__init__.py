@@ -43,9 +43,10 @@ value of the position after it (South's margin; None when unknown), its source a
 class Tablebase:
     """A database directory opened for probing (see ``kalah.open``)."""
 
-    def __init__(self, directory=None, db_memory_mib=4096, tt_mib=64, threads=1):
+    def __init__(self, directory=None, db_memory_mib=4096, tt_mib=64, threads=1,
+                 max_solvers=0):
         self._oracle = _Oracle(os.fspath(directory) if directory else "", db_memory_mib,
-                               tt_mib, threads)
+                               tt_mib, threads, max_solvers)
 
     def __enter__(self):
         return self
@@ -65,7 +66,10 @@ class Tablebase:
     def probe(self, position, rule="standard", node_limit=0, time_limit=0.0):
         """The value of ``position`` as a ``Probe``: exact from the database when it holds
         the position, else a proven search within node_limit nodes / time_limit seconds
-        (0: no limit); source "unknown" (value None) when the budget ran out."""
+        (0: no limit); source "unknown" (value None) when the budget ran out. The budget
+        covers the whole call: the database's first opening (which goes on in the
+        background: a later call finds it open) and the wait for a free solver included.
+        Ctrl-C stops a search (KeyboardInterrupt)."""
         return Probe(*self._o().probe(position, rule, node_limit, time_limit))
 
     def value(self, position, rule="standard", node_limit=0, time_limit=0.0):
@@ -86,8 +90,9 @@ class Tablebase:
     def move_values(self, position, rule="standard", node_limit=0, time_limit=0.0):
         """Every legal move as a ``MoveValue``, sorted best first for the side to move
         (South: highest margin first, North: lowest first; ties in pit order; unknown
-        values last). Values are South's final margin after the move, whoever moves. The
-        budget applies to each move. Empty when the game is over."""
+        values last). Values are South's final margin after the move, whoever moves. One
+        budget for the call: once it is spent, the moves left are unknown (but those the
+        database holds). Empty when the game is over."""
         return [MoveValue(*mv) for mv in self._o().move_values(position, rule, node_limit,
                                                                 time_limit)]
 
@@ -102,11 +107,13 @@ class Tablebase:
         return [mv.move for mv in sorted(best, key=lambda mv: mv.pit)]
 
 
-def open(directory=None, db_memory_mib=4096, tt_mib=64, threads=1):  # noqa: A001
+def open(directory=None, db_memory_mib=4096, tt_mib=64, threads=1, max_solvers=0):  # noqa: A001
     """Opens a database directory made by ``kalah build-db`` (any pit counts and rules);
     None: no database, every value is searched. Raises FileNotFoundError (NotFoundError)
-    for a missing directory or one without layer files. Use as a context manager."""
-    return Tablebase(directory, db_memory_mib, tt_mib, threads)
+    for a missing directory or one without layer files. Use as a context manager.
+    Searches use at most ``max_solvers`` solvers at once (each ``tt_mib`` of table and
+    ``threads`` threads; 0: one per core); callers beyond them wait, within their budget."""
+    return Tablebase(directory, db_memory_mib, tt_mib, threads, max_solvers)
 
 
 open_tablebase = open
