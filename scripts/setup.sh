@@ -6,7 +6,8 @@
 # answers in seconds.
 #   --no-db  no database (commands then build small layers in memory as they need them)
 #   --test  also what every test needs: Debian's chromium, chromium-driver and
-#           python3-selenium (the browser test of `kalah serve`) and Open MPI, with a second
+#           python3-selenium (the browser test of `kalah serve`), python3-mypy (ctest
+#           api-stubtest: the Python stubs against the module) and Open MPI, with a second
 #           build, build-mpi/ (`kalah campaign` with MPI workers, CMake KALAH_MPI), that the
 #           tests of build/ run under mpirun (ctest campaign-mpi and campaign-sim).
 # Extra CMake arguments may be passed in KALAH_CMAKE_ARGS, e.g. -DKALAH_WERROR=ON.
@@ -27,7 +28,7 @@ packages=(g++ cmake make pkg-config libboost-program-options-dev libzstd-dev doc
           libbenchmark-dev nlohmann-json3-dev libboost-dev python3
           pybind11-dev python3-dev)
 if [ $with_tests -eq 1 ]; then
-    packages+=(chromium chromium-driver python3-selenium libopenmpi-dev openmpi-bin)
+    packages+=(chromium chromium-driver python3-selenium libopenmpi-dev openmpi-bin python3-mypy)
 fi
 missing=()
 for p in "${packages[@]}"; do
