@@ -213,7 +213,8 @@ std::vector<Coverage> Oracle::coverage(bool open) {
                 std::lock_guard<std::mutex> lock(mutex_);
                 const auto it = databases_.find({m, rule});
                 if (it == databases_.end()) {
-                    c.reason = what + ": not opened yet (the first probe of it opens it)";
+                    // (A set refused as damaged is not kept open either.)
+                    c.reason = what + ": not opened (a probe of it opens it, or info with open)";
                     out.push_back(c);
                     continue;
                 }

@@ -56,7 +56,8 @@ struct Coverage {
         Missing,    // stop_layer's file is missing while a higher layer's file exists
         Damaged,    // stop_layer's file is damaged or unreadable: nothing is used (and a
                     // probe of this pit count and rule throws DatabaseError)
-        NotOpened,  // not opened yet (by a probe, or coverage(true))
+        NotOpened,  // not opened: not yet (a probe or coverage(true) opens it), or its
+                    // opening failed (a damaged layer: coverage(true) says which)
     };
     int m = 0;
     Rule rule = Rule::Standard;

@@ -307,6 +307,7 @@ static void coverage(const char* dir) {
         CHECK(out[i].stop == KALAH_STOP_NOT_OPENED);
         CHECK(out[i].max_seeds == -1);
         CHECK(strstr(out[i].reason, "not opened") != NULL);
+        CHECK(out[i].stop_layer == -1 && out[i].file[0] == '\0');
     }
     CHECK(out[0].rule == KALAH_RULE_STANDARD && out[1].rule == KALAH_RULE_EMPTY_CAPTURE);
     /* A probe opens its pit count and rule only. */
@@ -358,6 +359,10 @@ static void coverage(const char* dir) {
         /* The other rule's files are whole. */
         CHECK(kalah_value_of(db, &p, KALAH_RULE_EMPTY_CAPTURE, NULL, &v) == KALAH_OK);
         CHECK(v.source == KALAH_SOURCE_DATABASE);
+        /* Refused, so not open: without open, kalah_db_info says only that. */
+        CHECK(kalah_db_info(db, 0, out, KALAH_DB_INFO_MAX, &count) == KALAH_OK);
+        l = find_layers(out, count, 4, KALAH_RULE_STANDARD);
+        CHECK(l != NULL && l->stop == KALAH_STOP_NOT_OPENED);
         CHECK(kalah_db_info(db, 1, out, KALAH_DB_INFO_MAX, &count) == KALAH_OK);
         CHECK(count == 2);
         l = find_layers(out, count, 4, KALAH_RULE_STANDARD);

@@ -117,7 +117,9 @@ typedef enum kalah_stop {
     KALAH_STOP_DAMAGED = 2,   /* layer stop_layer's file is damaged or unreadable: no layer of
                                * this pit count and rule is used, and probing it fails with
                                * KALAH_ERR_DATABASE (max_seeds is -1) */
-    KALAH_STOP_NOT_OPENED = 3 /* not opened yet (max_seeds and stop_layer are -1) */
+    KALAH_STOP_NOT_OPENED = 3 /* not opened: not yet, or its opening failed (a damaged layer:
+                               * kalah_db_info with open says which); max_seeds and
+                               * stop_layer are -1 */
 } kalah_stop;
 
 /* Room for every entry: pit counts 1..KALAH_MAX_PITS times the two rules. */

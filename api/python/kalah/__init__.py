@@ -72,7 +72,7 @@ class Stop(_StrEnum):
     END = "end"  #: no file for the next layer nor above: the database as built
     MISSING = "missing"  #: the next layer's file is missing below a higher layer's
     DAMAGED = "damaged"  #: a layer file is damaged or unreadable: nothing used, probes fail
-    NOT_OPENED = "not-opened"  #: not opened yet (``info(open_all=False)``)
+    NOT_OPENED = "not-opened"  #: not opened (``info(open_all=False)``): not yet, or refused
 
 
 def _category(value: Optional[int], south_to_move: bool) -> Category:
