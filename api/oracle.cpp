@@ -8,8 +8,10 @@
 #include <system_error>
 #include <thread>
 
+#include "core/notation.h"
 #include "db/format.h"
 #include "db/open.h"
+#include "db/packed.h"
 
 namespace kalah::api {
 namespace {
@@ -32,6 +34,20 @@ bool has_layer_file(const std::string& dir) {
 }
 
 }  // namespace
+
+const char* stop_name(Coverage::Stop s) {
+    switch (s) {
+        case Coverage::Stop::End:
+            return "end";
+        case Coverage::Stop::Missing:
+            return "missing";
+        case Coverage::Stop::Damaged:
+            return "damaged";
+        case Coverage::Stop::NotOpened:
+            break;
+    }
+    return "not-opened";
+}
 
 const char* source_name(Source s) {
     switch (s) {
@@ -290,6 +306,103 @@ Oracle::Best Oracle::best_moves(const Board& b, Rule rule, const Budget& budget)
     }
     std::sort(best.pits.begin(), best.pits.end());
     return best;
+}
+
+std::vector<Coverage> Oracle::coverage(bool open) {
+    std::vector<Coverage> out;
+    if (dir_.empty()) return out;
+    const auto present = [&](const std::string& name) {
+        std::error_code ec;
+        return std::filesystem::exists(
+            std::filesystem::symlink_status(std::filesystem::path(dir_) / name, ec));
+    };
+    // A layer's file or its packed twin: what makes a pit count and rule present, and a
+    // missing layer below it a gap (as db::Database::open sees the run).
+    const auto any_file = [&](int m, Rule rule, int s) {
+        return present(db::layer_file_name(m, rule, s)) ||
+               present(db::PackedLayer::file_name(m, rule, s));
+    };
+    for (int m = 1; m <= kMaxPits; ++m)
+        for (const Rule rule : {Rule::Standard, Rule::EmptyCapture}) {
+            int top = -1;  // the highest layer with a file
+            for (int s = kMaxSeeds; s >= 0 && top < 0; --s)
+                if (any_file(m, rule, s)) top = s;
+            if (top < 0) continue;
+            Coverage c;
+            c.m = m;
+            c.rule = rule;
+            const std::string what = std::to_string(m) + " pits, " + rule_name(rule);
+            // Step 1. Opened (or opened now) under the policy of every command.
+            const db::Database* db = nullptr;
+            if (!open) {
+                std::lock_guard<std::mutex> lock(mutex_);
+                const auto it = databases_.find({m, rule});
+                // Not opened, still opening (in the background since a probe's first use),
+                // or refused as damaged (only an open reports that).
+                const bool ready =
+                    it != databases_.end() &&
+                    it->second.wait_for(std::chrono::seconds(0)) == std::future_status::ready;
+                bool opened = false;
+                if (ready) {
+                    try {
+                        db = it->second.get().get();
+                        opened = true;
+                    } catch (const DatabaseError&) {
+                    }
+                }
+                if (!opened) {
+                    c.reason = what + ": not opened (a probe of it opens it, or info with open)";
+                    out.push_back(c);
+                    continue;
+                }
+            } else {
+                try {
+                    const Budget none;
+                    Call unlimited(none);
+                    db = *database(m, rule, unlimited);
+                } catch (const DatabaseError& e) {
+                    // Step 2. Damaged: the message names the file ("<dir>/<file>: ...").
+                    c.stop = Coverage::Stop::Damaged;
+                    c.reason = e.what();
+                    for (int s = 0; s <= kMaxSeeds; ++s) {
+                        const std::string name = db::layer_file_name(m, rule, s);
+                        if (c.reason.find("/" + name + ": ") != std::string::npos) {
+                            c.stop_layer = s;
+                            c.file = name;
+                            break;
+                        }
+                    }
+                    out.push_back(c);
+                    continue;
+                }
+            }
+            // Step 3. Layers 0..K used (none when db is null: layer 0 has no .kdb); the
+            // next layer missing below a higher one's file, or the end of the database.
+            c.max_seeds = db ? db->max_seeds() : -1;
+            c.stop_layer = c.max_seeds + 1;
+            const std::string used = c.max_seeds < 0
+                                         ? "no layer used"
+                                         : "layers 0.." + std::to_string(c.max_seeds) + " used";
+            if (c.stop_layer > kMaxSeeds) {
+                c.stop = Coverage::Stop::End;
+                c.stop_layer = -1;
+                c.reason = what + ": every layer, " + used;
+            } else if (c.stop_layer < top ||
+                       (c.stop_layer == top && !present(db::layer_file_name(m, rule, top)))) {
+                c.stop = Coverage::Stop::Missing;
+                c.file = db::layer_file_name(m, rule, c.stop_layer);
+                c.reason = what + ": " + c.file + " missing, but layer " + std::to_string(top) +
+                           " has a file; " + used;
+            } else {
+                c.stop = Coverage::Stop::End;
+                c.file = db::layer_file_name(m, rule, c.stop_layer);
+                c.reason = what + ": " + used + ", the next layer (" + c.file +
+                           ") not built (kalah build-db --max-seeds " +
+                           std::to_string(c.stop_layer) + " adds it)";
+            }
+            out.push_back(c);
+        }
+    return out;
 }
 
 }  // namespace kalah::api

@@ -61,6 +61,27 @@ struct Budget {
     std::function<bool()> interrupted;
 };
 
+// What the directory holds for one pit count and rule, and what of it is used
+// (Oracle::coverage): layers 0..max_seeds, and why they stop there.
+struct Coverage {
+    enum class Stop : uint8_t {
+        End,        // no file of layer stop_layer nor above it: the database as built
+        Missing,    // stop_layer's file is missing while a higher layer's file exists
+        Damaged,    // stop_layer's file is damaged or unreadable: nothing is used (and a
+                    // probe of this pit count and rule throws DatabaseError)
+        NotOpened,  // not opened: not yet (a probe or coverage(true) opens it), or its
+                    // opening failed (a damaged layer: coverage(true) says which)
+    };
+    int m = 0;
+    Rule rule = Rule::Standard;
+    int max_seeds = -1;  // layers 0..max_seeds are used; -1: none
+    Stop stop = Stop::NotOpened;
+    int stop_layer = -1;  // the layer the run stops at: max_seeds + 1, or the damaged one
+    std::string file;     // that layer's file name, without the directory ("" if none)
+    std::string reason;   // one line for a person
+};
+const char* stop_name(Coverage::Stop s);  // "end", "missing", "damaged", "not-opened"
+
 struct Options {
     size_t db_memory_mib = 4096;
     size_t tt_mib = 64;
@@ -98,6 +119,15 @@ class Oracle {
         Source source = Source::Database;
     };
     Best best_moves(const Board& b, Rule rule, const Budget& budget);
+
+    // One entry per pit count and rule with a layer file (.kdb or .kpk) in the directory,
+    // by pit count then rule (none without a directory). open: opens each under the
+    // policy of every command first, as a probe would (a damaged layer is then reported,
+    // not thrown); otherwise those not opened yet say so. The checks are those of opening:
+    // every file's header and index, and the contents of the layers held in memory; a
+    // damaged block of a layer read through the block cache is met by the probe that
+    // reads it.
+    std::vector<Coverage> coverage(bool open);
 
   private:
     struct Call;

@@ -2,6 +2,7 @@
 // every exception turned into a status and a message.
 #include "kalah/probe.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <new>
@@ -127,6 +128,24 @@ kalah_value to_c(const kalah::api::Value& v) {
     return out;
 }
 
+// s cut to fit buf with its NUL, at a character's start (a UTF-8 continuation byte is not
+// one).
+void copy_cut(const std::string& s, char* buf, size_t size) {
+    size_t n = std::min(s.size(), size - 1);
+    if (n < s.size())
+        while (n > 0 && (static_cast<unsigned char>(s[n]) & 0xC0) == 0x80) --n;
+    std::memcpy(buf, s.data(), n);
+    buf[n] = '\0';
+}
+
+kalah_stop to_c(kalah::api::Coverage::Stop s) {
+    using Stop = kalah::api::Coverage::Stop;
+    return s == Stop::End       ? KALAH_STOP_END
+           : s == Stop::Missing ? KALAH_STOP_MISSING
+           : s == Stop::Damaged ? KALAH_STOP_DAMAGED
+                                : KALAH_STOP_NOT_OPENED;
+}
+
 void copy_text(const std::string& s, char* buf, size_t size) {
     require(s.size() < size, KALAH_ERR_ARGUMENT,
             "buffer of " + std::to_string(size) + " bytes too small for '" + s + "'");
@@ -174,6 +193,32 @@ kalah_status kalah_open(const char* dir, const kalah_options* options, kalah_db*
             if (options->threads) o.threads = options->threads;
         }
         *out = new kalah_db{kalah::api::Oracle(dir ? dir : "", o)};
+        return KALAH_OK;
+    });
+}
+
+kalah_status kalah_db_info(kalah_db* db, int open, kalah_layers* out, int capacity, int* count) {
+    return guarded([&] {
+        require(db != nullptr && count != nullptr, KALAH_ERR_ARGUMENT,
+                "kalah_db_info: NULL argument");
+        require(capacity >= 0 && (out != nullptr || capacity == 0), KALAH_ERR_ARGUMENT,
+                "kalah_db_info: out is NULL or capacity negative");
+        *count = 0;
+        const auto entries = db->oracle.coverage(open != 0);
+        for (const auto& c : entries) {
+            if (*count < capacity) {
+                kalah_layers& o = out[*count];
+                o = kalah_layers{};
+                o.pits = c.m;
+                o.rule = c.rule == Rule::Standard ? KALAH_RULE_STANDARD : KALAH_RULE_EMPTY_CAPTURE;
+                o.max_seeds = c.max_seeds;
+                o.stop = to_c(c.stop);
+                o.stop_layer = c.stop_layer;
+                copy_cut(c.file, o.file, sizeof o.file);
+                copy_cut(c.reason, o.reason, sizeof o.reason);
+            }
+            ++*count;
+        }
         return KALAH_OK;
     });
 }

@@ -6,9 +6,12 @@
 # answers in seconds.
 #   --no-db  no database (commands then build small layers in memory as they need them)
 #   --test  also what every test needs: Debian's chromium, chromium-driver and
-#           python3-selenium (the browser test of `kalah serve`) and Open MPI, with a second
-#           build, build-mpi/ (`kalah campaign` with MPI workers, CMake KALAH_MPI), that the
-#           tests of build/ run under mpirun (ctest campaign-mpi and campaign-sim).
+#           python3-selenium (the browser test of `kalah serve`), python3-mypy (ctest
+#           api-stubtest: the Python stubs against the module), python3-venv,
+#           python3-setuptools and python3-wheel (ctest api-pip: pip install . offline) and
+#           Open MPI, with a second build, build-mpi/ (`kalah campaign` with MPI workers,
+#           CMake KALAH_MPI), that the tests of build/ run under mpirun (ctest campaign-mpi
+#           and campaign-sim).
 # Extra CMake arguments may be passed in KALAH_CMAKE_ARGS, e.g. -DKALAH_WERROR=ON.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -27,7 +30,8 @@ packages=(g++ cmake make pkg-config libboost-program-options-dev libzstd-dev doc
           libbenchmark-dev nlohmann-json3-dev libboost-dev python3
           pybind11-dev python3-dev)
 if [ $with_tests -eq 1 ]; then
-    packages+=(chromium chromium-driver python3-selenium libopenmpi-dev openmpi-bin)
+    packages+=(chromium chromium-driver python3-selenium libopenmpi-dev openmpi-bin python3-mypy
+               python3-venv python3-setuptools python3-wheel)
 fi
 missing=()
 for p in "${packages[@]}"; do

@@ -1,11 +1,15 @@
 #!/usr/bin/env bash
 # ctest api-install: `cmake --install` of the build into a scratch prefix, then a C program
 # built against what was installed, once through find_package(kalah) (kalah::kalah) and
-# once through pkg-config, each run; and the installed `kalah` command. Usage:
-# install_test.sh BUILD_DIR WORK_DIR
+# once through pkg-config, each run; the installed `kalah` command; and, given the Python the
+# module is built for and KALAH_PYTHON_INSTALL_DIR, the installed Python package imported
+# from the prefix in another directory. Usage:
+# install_test.sh BUILD_DIR WORK_DIR [PYTHON PYTHON_INSTALL_DIR]
 set -euo pipefail
 build=$1
 work=$2
+python=${3:-}
+pydir=${4:-}
 rm -rf "$work"
 mkdir -p "$work"
 prefix=$work/prefix
@@ -55,5 +59,20 @@ by_pc=$("$work/consumer/by_pc") || fail "the pkg-config consumer ran"
 expected="$("$prefix/bin/kalah" --version | cut -d' ' -f2) $("$prefix/bin/kalah" solve --pits 3 --seeds 2 --db "$work/none" --json 2>/dev/null | python3 -c 'import json,sys; print("%+d" % json.load(sys.stdin)["value"])')"
 [ "$by_cmake" = "$expected" ] || fail "find_package consumer printed '$by_cmake', expected '$expected'"
 [ "$by_pc" = "$expected" ] || fail "pkg-config consumer printed '$by_pc', expected '$expected'"
-echo "api-install: installed kalah, find_package(kalah) and pkg-config consumers agree: $expected"
-echo "3 passed, 0 failed"
+passed=3
+if [ -n "$python" ]; then
+    pkg=$prefix/$pydir/kalah
+    for f in __init__.py __init__.pyi _kalah.pyi py.typed; do
+        [ -f "$pkg/$f" ] || fail "the Python package's $f installed in $pkg"
+    done
+    # From an empty directory, with only the prefix's package on the path.
+    mkdir -p "$work/elsewhere"
+    by_py=$(cd "$work/elsewhere" && PYTHONPATH="$prefix/$pydir" "$python" -c '
+import sys, kalah
+assert kalah.__file__.startswith(sys.argv[1]), kalah.__file__
+print(kalah.__version__, "%+d" % kalah.solve(3, 2))' "$pkg") || fail "import kalah from $prefix/$pydir"
+    [ "$by_py" = "$expected" ] || fail "the installed Python package printed '$by_py', expected '$expected'"
+    passed=4
+fi
+echo "api-install: installed kalah, find_package(kalah), pkg-config and Python consumers agree: $expected"
+echo "$passed passed, 0 failed"

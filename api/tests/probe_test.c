@@ -5,7 +5,9 @@
  * Builds small databases with `kalah build-db` (4 pits, layers 0..14, both rules) in
  * WORK_DIR, plays a 16-move game of Kalah(4,3) and checks at every position the value, every
  * move's value and the best moves against `kalah query --json` run without a database
- * (an independent search). Then the error paths and a budget that runs out.
+ * (an independent search). Then the error paths and a budget that runs out, and copies of
+ * the database with layer 12 damaged or missing: kalah_db_info's report and the probes'
+ * errors.
  *
  * usage: kalah_probe_test --game64 WORK_DIR
  *
@@ -235,6 +237,179 @@ static void errors(void) {
     kalah_close(NULL);
 }
 
+/* A copy of the database in dir with layer 12 of 4 pits, standard, changed as `how` says
+ * ("flipped": 16 bytes inverted mid-file; "truncated": cut to half; "empty"; "missing"),
+ * and no packed twins (.kpk), so that the .kdb is what is read. Returns the copy's path in
+ * out. */
+static int damaged_copy(const char* dir, const char* how, char* out, size_t size) {
+    char cmd[4096], file[1200];
+    FILE* f;
+    long n, i;
+    unsigned char* data;
+    snprintf(out, size, "%s/damaged-%s", work_dir, how);
+    snprintf(cmd, sizeof cmd, "rm -rf '%s' && cp -r '%s' '%s' && rm -f '%s'/*.kpk", out, dir, out,
+             out);
+    if (run(cmd) != 0) return 0;
+    snprintf(file, sizeof file, "%s/kalah-m4-standard-s12.kdb", out);
+    if (strcmp(how, "missing") == 0) return remove(file) == 0;
+    f = fopen(file, "rb");
+    if (!f || fseek(f, 0, SEEK_END) != 0 || (n = ftell(f)) < 64) return 0;
+    data = (unsigned char*)malloc((size_t)n);
+    rewind(f);
+    if (!data || fread(data, 1, (size_t)n, f) != (size_t)n) return 0;
+    fclose(f);
+    if (strcmp(how, "flipped") == 0)
+        for (i = n / 2; i < n / 2 + 16; ++i) data[i] ^= 0xFF;
+    else if (strcmp(how, "truncated") == 0)
+        n /= 2;
+    else
+        n = 0;
+    f = fopen(file, "wb");
+    if (!f || fwrite(data, 1, (size_t)n, f) != (size_t)n) return 0;
+    fclose(f);
+    free(data);
+    return 1;
+}
+
+/* The entry of kalah_db_info's out for (pits, rule), or NULL. */
+static const kalah_layers* find_layers(const kalah_layers* out, int count, int pits,
+                                       kalah_rule rule) {
+    int i;
+    for (i = 0; i < count; ++i)
+        if (out[i].pits == pits && out[i].rule == rule) return &out[i];
+    return NULL;
+}
+
+/* kalah_db_info of the whole database (4 pits, 0..14, both rules), and of copies with layer
+ * 12 damaged (an error naming the file, from the first probe at 12 seeds and from
+ * kalah_db_info) or missing (layers 0..11 used, the 12-seed position searched). */
+static void coverage(const char* dir) {
+    static const char* const damages[] = {"flipped", "truncated", "empty"};
+    const char* name = "kalah-m4-standard-s12.kdb";
+    kalah_layers out[KALAH_DB_INFO_MAX];
+    const kalah_layers* l;
+    kalah_db* db = NULL;
+    kalah_position p, small;
+    kalah_value v;
+    char path[1200];
+    int count = -1, i, expected = 0;
+
+    CHECK(kalah_position_from_text("3,3,0,0/3,3,0,0/0,0/A", &p) == KALAH_OK);     /* layer 12 */
+    CHECK(kalah_position_from_text("1,1,0,0/1,1,0,0/0,0/A", &small) == KALAH_OK); /* layer 4 */
+
+    /* The whole database: before any probe nothing is open; then both rules, 0..14. */
+    CHECK(kalah_open(dir, NULL, &db) == KALAH_OK);
+    if (!db) return;
+    CHECK(kalah_db_info(db, 0, out, KALAH_DB_INFO_MAX, &count) == KALAH_OK);
+    CHECK(count == 2);
+    for (i = 0; i < count && i < 2; ++i) {
+        CHECK(out[i].pits == 4);
+        CHECK(out[i].stop == KALAH_STOP_NOT_OPENED);
+        CHECK(out[i].max_seeds == -1);
+        CHECK(strstr(out[i].reason, "not opened") != NULL);
+        CHECK(out[i].stop_layer == -1 && out[i].file[0] == '\0');
+    }
+    CHECK(out[0].rule == KALAH_RULE_STANDARD && out[1].rule == KALAH_RULE_EMPTY_CAPTURE);
+    /* A probe opens its pit count and rule only. */
+    CHECK(kalah_value_of(db, &p, KALAH_RULE_STANDARD, NULL, &v) == KALAH_OK);
+    CHECK(v.source == KALAH_SOURCE_DATABASE);
+    expected = v.value;
+    CHECK(kalah_db_info(db, 0, out, KALAH_DB_INFO_MAX, &count) == KALAH_OK);
+    CHECK(count == 2 && out[0].max_seeds == 14 && out[1].stop == KALAH_STOP_NOT_OPENED);
+    CHECK(kalah_db_info(db, 1, out, KALAH_DB_INFO_MAX, &count) == KALAH_OK);
+    CHECK(count == 2);
+    for (i = 0; i < count && i < 2; ++i) {
+        CHECK(out[i].max_seeds == 14);
+        CHECK(out[i].stop == KALAH_STOP_END);
+        CHECK(out[i].stop_layer == 15);
+        CHECK(strstr(out[i].reason, "0..14") != NULL);
+    }
+    CHECK(strcmp(out[0].file, "kalah-m4-standard-s15.kdb") == 0);
+    CHECK(strcmp(out[1].file, "kalah-m4-empty-capture-s15.kdb") == 0);
+    /* capacity 1: one written, the count still says 2; capacity 0 counts only. */
+    out[1].pits = -7;
+    CHECK(kalah_db_info(db, 1, out, 1, &count) == KALAH_OK);
+    CHECK(count == 2 && out[0].rule == KALAH_RULE_STANDARD && out[1].pits == -7);
+    CHECK(kalah_db_info(db, 1, NULL, 0, &count) == KALAH_OK && count == 2);
+    CHECK(kalah_db_info(db, 1, NULL, 1, &count) == KALAH_ERR_ARGUMENT);
+    CHECK(kalah_db_info(db, 1, out, -1, &count) == KALAH_ERR_ARGUMENT);
+    CHECK(kalah_db_info(NULL, 1, out, 1, &count) == KALAH_ERR_ARGUMENT);
+    kalah_close(db);
+    /* Without a directory: nothing. */
+    CHECK(kalah_open(NULL, NULL, &db) == KALAH_OK);
+    count = -1;
+    CHECK(kalah_db_info(db, 1, out, KALAH_DB_INFO_MAX, &count) == KALAH_OK && count == 0);
+    kalah_close(db);
+
+    /* Layer 12 damaged: kalah_open succeeds (layers open on their first probe), the probe
+     * at 12 seeds is KALAH_ERR_DATABASE naming the file, and so is every probe of that pit
+     * count and rule, even below 12: nothing is searched past a damaged layer. */
+    for (i = 0; i < 3; ++i) {
+        if (!damaged_copy(dir, damages[i], path, sizeof path)) {
+            CHECK(!"made a damaged copy");
+            continue;
+        }
+        db = NULL;
+        CHECK(kalah_open(path, NULL, &db) == KALAH_OK);
+        if (!db) continue;
+        CHECK(kalah_value_of(db, &p, KALAH_RULE_STANDARD, NULL, &v) == KALAH_ERR_DATABASE);
+        CHECK(strstr(kalah_error_message(), name) != NULL);
+        CHECK(kalah_value_of(db, &small, KALAH_RULE_STANDARD, NULL, &v) == KALAH_ERR_DATABASE);
+        CHECK(strstr(kalah_error_message(), name) != NULL);
+        /* The other rule's files are whole. */
+        CHECK(kalah_value_of(db, &p, KALAH_RULE_EMPTY_CAPTURE, NULL, &v) == KALAH_OK);
+        CHECK(v.source == KALAH_SOURCE_DATABASE);
+        /* Refused, so not open: without open, kalah_db_info says only that. */
+        CHECK(kalah_db_info(db, 0, out, KALAH_DB_INFO_MAX, &count) == KALAH_OK);
+        l = find_layers(out, count, 4, KALAH_RULE_STANDARD);
+        CHECK(l != NULL && l->stop == KALAH_STOP_NOT_OPENED);
+        CHECK(kalah_db_info(db, 1, out, KALAH_DB_INFO_MAX, &count) == KALAH_OK);
+        CHECK(count == 2);
+        l = find_layers(out, count, 4, KALAH_RULE_STANDARD);
+        CHECK(l != NULL);
+        if (l) {
+            CHECK(l->stop == KALAH_STOP_DAMAGED);
+            CHECK(l->max_seeds == -1);
+            CHECK(l->stop_layer == 12);
+            CHECK(strcmp(l->file, name) == 0);
+            CHECK(strstr(l->reason, name) != NULL);
+        }
+        l = find_layers(out, count, 4, KALAH_RULE_EMPTY_CAPTURE);
+        CHECK(l != NULL && l->stop == KALAH_STOP_END && l->max_seeds == 14);
+        kalah_close(db);
+        /* Found by kalah_db_info alone, before any probe. */
+        db = NULL;
+        CHECK(kalah_open(path, NULL, &db) == KALAH_OK);
+        CHECK(kalah_db_info(db, 1, out, KALAH_DB_INFO_MAX, &count) == KALAH_OK);
+        l = find_layers(out, count, 4, KALAH_RULE_STANDARD);
+        CHECK(l != NULL && l->stop == KALAH_STOP_DAMAGED && strcmp(l->file, name) == 0);
+        kalah_close(db);
+    }
+
+    /* Layer 12 missing below 13 and 14: layers 0..11 are used, and the position at 12 seeds
+     * is searched (over them), as every kalah command does with a warning. */
+    if (damaged_copy(dir, "missing", path, sizeof path)) {
+        db = NULL;
+        CHECK(kalah_open(path, NULL, &db) == KALAH_OK);
+        CHECK(kalah_value_of(db, &p, KALAH_RULE_STANDARD, NULL, &v) == KALAH_OK);
+        CHECK(v.source == KALAH_SOURCE_SEARCH);
+        CHECK(v.value == expected);
+        CHECK(kalah_db_info(db, 0, out, KALAH_DB_INFO_MAX, &count) == KALAH_OK);
+        l = find_layers(out, count, 4, KALAH_RULE_STANDARD);
+        CHECK(l != NULL);
+        if (l) {
+            CHECK(l->stop == KALAH_STOP_MISSING);
+            CHECK(l->max_seeds == 11);
+            CHECK(l->stop_layer == 12);
+            CHECK(strcmp(l->file, name) == 0);
+            CHECK(strstr(l->reason, name) != NULL);
+        }
+        kalah_close(db);
+    } else {
+        CHECK(!"made a copy without layer 12");
+    }
+}
+
 /* Several threads probe one handle at once: each must see the values of a single thread
  * (positions of Kalah(4,3) along a best line, searched and from the database). */
 #define PROBE_THREADS 4
@@ -429,6 +604,7 @@ int main(int argc, char** argv) {
         kalah_close(db);
     }
     threads(dir);
+    coverage(dir);
     if (failures) {
         fprintf(stderr, "%d checks failed\n", failures);
         return 1;

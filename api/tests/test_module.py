@@ -167,6 +167,144 @@ class ModuleTest(unittest.TestCase):
         with kalah.open(self.db) as tb:
             self.assertEqual(tb.value(position), query(position, "standard", self.empty)["value"])
 
+    def test_info_reports_layers_and_damage(self):
+        """Tablebase.info: per pit count and rule, the layers used and why they stop; a
+        damaged layer reported naming the file, a missing one below higher ones too."""
+        with kalah.open(self.db) as tb:
+            self.assertEqual([(c.pits, c.rule, c.stop) for c in tb.info(open_all=False)],
+                             [(4, r, kalah.Stop.NOT_OPENED) for r in RULES])
+            tb.value("1,1,0,0/1,1,0,0/0,0/A")  # opens 4 pits, standard only
+            self.assertEqual([c.stop for c in tb.info(open_all=False)],
+                             [kalah.Stop.END, kalah.Stop.NOT_OPENED])
+            info = tb.info()
+            self.assertEqual(len(info), 2)
+            for c, rule in zip(info, RULES):
+                self.assertIsInstance(c, kalah.Coverage)
+                self.assertEqual((c.pits, c.rule, c.max_seeds, c.stop, c.stop_layer, c.file),
+                                 (4, rule, 14, "end", 15, "kalah-m4-%s-s15.kdb" % rule))
+                self.assertIn("0..14", c.reason)
+        with kalah.open() as tb:
+            self.assertEqual(tb.info(), [])
+        name = "kalah-m4-standard-s12.kdb"
+        for how in ("flipped", "missing"):
+            d = os.path.join(self.work, "info-" + how)
+            shutil.rmtree(d, ignore_errors=True)
+            shutil.copytree(self.db, d)
+            for twin in [f for f in os.listdir(d) if f.endswith(".kpk")]:
+                os.remove(os.path.join(d, twin))
+            path = os.path.join(d, name)
+            if how == "missing":
+                os.remove(path)
+            else:
+                data = bytearray(open(path, "rb").read())
+                for i in range(len(data) // 2, len(data) // 2 + 16):
+                    data[i] ^= 0xFF
+                with open(path, "wb") as f:
+                    f.write(data)
+            with self.subTest(how=how), kalah.open(d) as tb:
+                c = tb.info()[0]
+                self.assertEqual((c.rule, c.stop_layer, c.file), ("standard", 12, name))
+                self.assertIn(name, c.reason)
+                if how == "missing":
+                    self.assertEqual((c.stop, c.max_seeds), (kalah.Stop.MISSING, 11))
+                    self.assertEqual(tb.probe("3,3,0,0/3,3,0,0/0,0/A").source, "search")
+                else:
+                    self.assertEqual((c.stop, c.max_seeds), (kalah.Stop.DAMAGED, -1))
+                    with self.assertRaises(kalah.DatabaseError) as caught:
+                        tb.value("1,1,0,0/1,1,0,0/0,0/A")
+                    self.assertEqual(str(caught.exception), c.reason)
+                self.assertEqual(tb.info()[1].stop, kalah.Stop.END)  # the other rule
+
+    def test_source_and_category(self):
+        """source is a Source (still equal to its text); category is win/draw/loss for the
+        side to move in the position asked about, for a move the side that plays it."""
+        self.assertEqual({s.value for s in kalah.Source}, {"database", "search", "unknown"})
+        self.assertEqual({c.value for c in kalah.Category}, {"win", "draw", "loss", "unknown"})
+        self.assertEqual(str(kalah.Source.SEARCH), "search")
+        self.assertEqual("{}".format(kalah.Category.WIN), "win")
+        with kalah.open(self.db) as tb:
+            p = tb.probe(kalah.start(4, 3))  # +6: South, to move, wins
+            self.assertIs(p.source, kalah.Source.SEARCH)
+            self.assertEqual(p.source, "search")
+            self.assertIs(p.category, kalah.Category.WIN)
+            north = "3,3,3,3/3,3,3,3/0,0/B"  # the start with North to move: North wins
+            self.assertGreater(tb.value(north), -100)
+            q = tb.probe(north)
+            self.assertIs(q.category, kalah.Category.WIN if q.value < 0 else
+                          kalah.Category.LOSS if q.value > 0 else kalah.Category.DRAW)
+            # South's margins +2, 0, +1 (the game over: South sweeps A1), -1.
+            for pos, value, category in (("1,0/1,0/0,0/A", 2, kalah.Category.WIN),
+                                         ("0,1/0,1/0,0/B", 0, kalah.Category.DRAW),
+                                         ("1,0/0,0/0,0/B", 1, kalah.Category.LOSS),
+                                         ("0,0/1,0/0,0/A", -1, kalah.Category.LOSS),
+                                         ("0,0/1,0/0,0/B", -1, kalah.Category.WIN)):
+                self.assertEqual(tb.probe(pos)[::3], (value, category), pos)
+            for pos in (kalah.start(4, 3), north):
+                south = kalah.to_tuple(pos)[2] == 0
+                for mv in tb.move_values(pos):
+                    mine = mv.value if south else -mv.value
+                    self.assertEqual(mv.category, "win" if mine > 0 else
+                                     "loss" if mine < 0 else "draw")
+        with kalah.open() as tb:
+            p = tb.probe(kalah.start(6, 4), node_limit=2000)
+            self.assertIs(p.source, kalah.Source.UNKNOWN)
+            self.assertIs(p.category, kalah.Category.UNKNOWN)
+
+    def test_wrong_types_and_values(self):
+        """A value of the wrong type is TypeError, a bad value ValueError: never pybind11's
+        RuntimeError."""
+        with kalah.open() as tb:
+            for bad in (3.5, None, b"1/1/0,0/A", (("a", "b"), (0, 0), 0),
+                        ((1, 1), (0, 0), 2.5), ((1.0, 1), (0, 0), 0), (5, (0, 0), 0),
+                        ("11", (0, 0), 0), ((1, 1), "00", 0)):
+                with self.subTest(position=bad):
+                    with self.assertRaises(TypeError):
+                        tb.probe(bad)
+                    with self.assertRaises(TypeError):
+                        kalah.normalize(bad)
+            for bad in (((10 ** 30, 1), (0, 0), 0), ((1, 1), (0, 0), 2), (1, 2),
+                        "4,4/4,4/0,0/C"):
+                with self.subTest(position=bad):
+                    with self.assertRaises(ValueError):
+                        tb.probe(bad)
+            with self.assertRaises(ValueError):
+                tb.probe("1/1/0,0/A", node_limit=-1)
+            with self.assertRaises(ValueError):
+                tb.move_values("1/1/0,0/A", time_limit=-0.5)
+            with self.assertRaises(TypeError):
+                tb.probe("1/1/0,0/A", node_limit="10")
+            with self.assertRaises(TypeError):
+                tb.probe("1/1/0,0/A", rule=3)
+        pos = kalah.start(4, 3)
+        for bad in (3.5, None, [0]):
+            with self.assertRaises(TypeError):
+                kalah.play(pos, bad, "standard")
+        with self.assertRaises(ValueError):
+            kalah.play(pos, "Z9", "standard")
+        with self.assertRaises(ValueError):
+            kalah.play(pos, 2 ** 40, "standard")
+        with self.assertRaises(ValueError):
+            kalah.start(7, 4)
+        with self.assertRaises(TypeError):
+            kalah.start("6", 4)
+        with self.assertRaises(ValueError):
+            kalah.open(db_memory_mib=-1)
+
+    def test_compiled_functions_have_names_and_docs(self):
+        """Every compiled function: a docstring and named arguments (no arg0)."""
+        from kalah import _kalah
+        functions = [getattr(_kalah, n) for n in dir(_kalah)
+                     if callable(getattr(_kalah, n)) and not isinstance(getattr(_kalah, n), type)]
+        functions += [getattr(_kalah.Oracle, n) for n in ("__init__", "probe", "move_values",
+                                                          "coverage")]
+        self.assertGreater(len(functions), 8)
+        for f in functions:
+            with self.subTest(function=f.__name__):
+                doc = f.__doc__ or ""
+                self.assertNotIn("arg0", doc)
+                self.assertGreater(len(doc.split("\n", 1)[-1].strip()), 10, doc)
+        self.assertEqual(kalah.play(kalah.start(3, 1), move="A1"), ("0,2,1/1,1,1/0,0/B", "A1"))
+
     def test_threads_and_gil(self):
         with kalah.open(self.db) as tb:
             positions = []

@@ -110,6 +110,40 @@ typedef struct kalah_move_value {
     kalah_value value;               /* of the position after the move (South's margin) */
 } kalah_move_value;
 
+/* What a database directory holds for one pit count and rule, and what of it is used
+ * (kalah_db_info): layers 0..max_seeds, and why they stop there. */
+typedef enum kalah_stop {
+    KALAH_STOP_END = 0,       /* layer stop_layer has no file, nor any layer above it: the
+                               * database as built (stop_layer -1: every layer, 0..127) */
+    KALAH_STOP_MISSING = 1,   /* layer stop_layer's file is missing while a higher layer has a
+                               * file: the layers above are not used */
+    KALAH_STOP_DAMAGED = 2,   /* layer stop_layer's file is damaged or unreadable: no layer of
+                               * this pit count and rule is used, and probing it fails with
+                               * KALAH_ERR_DATABASE (max_seeds is -1) */
+    KALAH_STOP_NOT_OPENED = 3 /* not opened: not yet, or its opening failed (a damaged layer:
+                               * kalah_db_info with open says which); max_seeds and
+                               * stop_layer are -1 */
+} kalah_stop;
+
+/* Room for every entry: pit counts 1..KALAH_MAX_PITS times the two rules. */
+#define KALAH_DB_INFO_MAX (2 * KALAH_MAX_PITS)
+/* A layer file's name with its NUL, e.g. "kalah-m6-empty-capture-s127.kdb". */
+#define KALAH_FILE_NAME_SIZE 48
+/* The reason's room with its NUL; a longer reason is cut (at a UTF-8 character's start). */
+#define KALAH_REASON_SIZE 512
+
+typedef struct kalah_layers {
+    int pits; /* m, 1..6 */
+    kalah_rule rule;
+    int max_seeds;   /* layers 0..max_seeds (seeds in pits) are used; -1: none */
+    kalah_stop stop; /* why they stop there */
+    int stop_layer;  /* the layer the run stops at: max_seeds + 1, or the damaged one */
+    char file[KALAH_FILE_NAME_SIZE]; /* that layer's file name, no directory ("" if none) */
+    char reason[KALAH_REASON_SIZE];  /* one line for a person; for KALAH_STOP_DAMAGED the
+                                      * message of kalah_error_message() that probing it gives
+                                      * ("<dir>/<file>: <problem> ...") */
+} kalah_layers;
+
 typedef struct kalah_db kalah_db;
 
 /* Message of the calling thread's last failed call ("" if none). Valid until that thread's
@@ -128,6 +162,20 @@ KALAH_API const char* kalah_version(void);
  * depth, makes that probe (and every later one of them) KALAH_ERR_DATABASE, its message
  * naming the file; values are never searched past a damaged layer. */
 KALAH_API kalah_status kalah_open(const char* dir, const kalah_options* options, kalah_db** out);
+/* What the handle's directory holds and uses: one kalah_layers per pit count and rule that
+ * has a layer file there (.kdb, or its packed twin .kpk), by pit count then rule (standard
+ * first), into out[0..capacity-1]; *count is set to how many there are (0 for a handle
+ * opened without a directory), which may exceed capacity (then only capacity are written;
+ * KALAH_DB_INFO_MAX always suffices). open non-zero: each pit count and rule not opened yet
+ * is opened first, as its first probe would, with the same checks (every file's header and
+ * index, and the contents of the layers held in memory; a damaged block of a layer read
+ * through the block cache is met by the probe that reads it); a damaged layer is then
+ * reported as KALAH_STOP_DAMAGED, not returned as an error. This can take the time and
+ * memory of opening every database there (kalah_options' db_memory_mib each). open zero:
+ * nothing is opened, those not opened yet are KALAH_STOP_NOT_OPENED. May run concurrently
+ * with probes. */
+KALAH_API kalah_status kalah_db_info(kalah_db* db, int open, kalah_layers* out, int capacity,
+                                     int* count);
 /* Frees the handle (NULL is allowed). */
 KALAH_API void kalah_close(kalah_db* db);
 

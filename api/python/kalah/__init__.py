@@ -16,28 +16,114 @@ Positions are the project's text, ``"A1,..,Am/B1,..,Bm/storeA,storeB/side"`` (e.
 
 As python-chess's syzygy module: ``value`` raises ``KeyError`` when it cannot give the
 value (the search's budget ran out), ``get_value`` returns a default instead. Searches
-release the GIL, so threads can probe one handle at once.
+release the GIL, so threads can probe one handle at once. Each result also carries a
+``category`` (``Category.WIN``/``DRAW``/``LOSS``, as lichess's tablebase) from the view of
+the side to move in the position asked about. A value of the wrong type is ``TypeError``,
+a malformed or impossible one ``ValueError`` (``InputError``). Types: the package ships
+``.pyi`` stubs and ``py.typed``.
 """
 
+import enum
 import os
-from collections import namedtuple
+from typing import Any, NamedTuple, Optional, Sequence, Union
 
 from ._kalah import (DatabaseError, InputError, NotFoundError, Oracle as _Oracle,
                      __version__, legal_moves, normalize, play, start, to_tuple)
 
 # `open` stays kalah.open, but out of __all__: `from kalah import *` must not shadow the
 # builtin open(). open_tablebase is the same function under a name that shadows nothing.
-__all__ = ["open_tablebase", "solve", "Tablebase", "MoveValue", "Probe", "start", "play",
-           "legal_moves", "normalize", "to_tuple", "DatabaseError", "InputError",
-           "NotFoundError", "__version__"]
+__all__ = ["open_tablebase", "solve", "Tablebase", "MoveValue", "Probe", "Coverage",
+           "Source", "Category", "Stop", "Position", "start", "play", "legal_moves", "normalize",
+           "to_tuple", "DatabaseError", "InputError", "NotFoundError", "__version__"]
 
-Probe = namedtuple("Probe", "value source nodes")
-Probe.__doc__ = """A value (South's margin; None when unknown), where it came from
-("database", "search" or "unknown": the budget ran out) and the nodes searched."""
+# A position, for annotations: the text, or the tuple (pits, stores, to_move) above.
+Position = Union[str, Sequence[Any]]
 
-MoveValue = namedtuple("MoveValue", "move pit value source nodes")
-MoveValue.__doc__ = """A legal move: its notation ("A3+"), the mover's pit (0-based), the
-value of the position after it (South's margin; None when unknown), its source and nodes."""
+
+class _StrEnum(str, enum.Enum):
+    """An enum whose members are their texts: ``Source.DATABASE == "database"``, and
+    ``str()`` and format give the text (enum.StrEnum of Python 3.11, on older ones too)."""
+
+    __str__ = str.__str__
+    __format__ = str.__format__
+
+
+class Source(_StrEnum):
+    """Where a value came from."""
+
+    DATABASE = "database"  #: exact, read from the database (or the game is over)
+    SEARCH = "search"  #: exact, proven by a search within the budget
+    UNKNOWN = "unknown"  #: the budget ran out: no value
+
+
+class Category(_StrEnum):
+    """The result under perfect play for one side (as lichess's tablebase ``category``):
+    for the side to move in the position asked about."""
+
+    WIN = "win"
+    DRAW = "draw"
+    LOSS = "loss"
+    UNKNOWN = "unknown"  #: the budget ran out
+
+
+class Stop(_StrEnum):
+    """Why the layers a database uses stop where they do (``Coverage.stop``)."""
+
+    END = "end"  #: no file for the next layer nor above: the database as built
+    MISSING = "missing"  #: the next layer's file is missing below a higher layer's
+    DAMAGED = "damaged"  #: a layer file is damaged or unreadable: nothing used, probes fail
+    NOT_OPENED = "not-opened"  #: not opened (``info(open_all=False)``): not yet, or refused
+
+
+def _category(value: Optional[int], south_to_move: bool) -> Category:
+    if value is None:
+        return Category.UNKNOWN
+    mine = value if south_to_move else -value
+    return Category.WIN if mine > 0 else Category.LOSS if mine < 0 else Category.DRAW
+
+
+class Probe(NamedTuple):
+    """A position's value and where it came from."""
+
+    value: Optional[int]  #: South's final margin; None when unknown
+    source: Source
+    nodes: int  #: searched for it
+    category: Category  #: win/draw/loss for the side to move
+
+
+class MoveValue(NamedTuple):
+    """A legal move and the value of the position after it."""
+
+    move: str  #: notation, e.g. "A3+"
+    pit: int  #: the mover's pit, 0-based
+    value: Optional[int]  #: South's final margin after the move; None when unknown
+    source: Source
+    nodes: int
+    category: Category  #: win/draw/loss for the side that plays the move
+
+
+class Coverage(NamedTuple):
+    """What the database directory holds for one pit count and rule (``Tablebase.info``)."""
+
+    pits: int
+    rule: str  #: "standard" or "empty-capture"
+    max_seeds: int  #: layers 0..max_seeds (seeds in pits) are used; -1: none
+    stop: Stop  #: why they stop there
+    stop_layer: int  #: the layer the run stops at (max_seeds + 1, or the damaged one); -1: none
+    file: str  #: that layer's file name, without the directory ("" if none)
+    reason: str  #: one line for a person; for DAMAGED the DatabaseError's message
+
+
+def _south_to_move(position) -> bool:
+    return to_tuple(position)[2] == 0
+
+
+def _check_budget(node_limit: int, time_limit: float) -> None:
+    if isinstance(node_limit, int) and node_limit < 0:
+        raise ValueError("node_limit must be >= 0 (0: no limit), not {}".format(node_limit))
+    if isinstance(time_limit, (int, float)) and not time_limit >= 0:
+        raise ValueError("time_limit must be >= 0 seconds (0: no limit), not {}".format(
+            time_limit))
 
 
 class Tablebase:
@@ -70,7 +156,9 @@ class Tablebase:
         covers the whole call: the database's first opening (which goes on in the
         background: a later call finds it open) and the wait for a free solver included.
         Ctrl-C stops a search (KeyboardInterrupt)."""
-        return Probe(*self._o().probe(position, rule, node_limit, time_limit))
+        _check_budget(node_limit, time_limit)
+        value, source, nodes = self._o().probe(position, rule, node_limit, time_limit)
+        return Probe(value, Source(source), nodes, _category(value, _south_to_move(position)))
 
     def value(self, position, rule="standard", node_limit=0, time_limit=0.0):
         """South's final margin under perfect play. Raises KeyError when the budget ran out
@@ -93,8 +181,11 @@ class Tablebase:
         values last). Values are South's final margin after the move, whoever moves. One
         budget for the call: once it is spent, the moves left are unknown (but those the
         database holds). Empty when the game is over."""
-        return [MoveValue(*mv) for mv in self._o().move_values(position, rule, node_limit,
-                                                                time_limit)]
+        _check_budget(node_limit, time_limit)
+        moves = self._o().move_values(position, rule, node_limit, time_limit)
+        south = _south_to_move(position) if moves else True
+        return [MoveValue(move, pit, value, Source(source), nodes, _category(value, south))
+                for move, pit, value, source, nodes in moves]
 
     def best_moves(self, position, rule="standard", node_limit=0, time_limit=0.0):
         """The notation of every best move of the side to move (pit order). Raises KeyError
@@ -105,6 +196,19 @@ class Tablebase:
                 normalize(position)))
         best = [mv for mv in moves if mv.value == moves[0].value]
         return [mv.move for mv in sorted(best, key=lambda mv: mv.pit)]
+
+
+    def info(self, open_all=True):
+        """What the directory holds and uses: a ``Coverage`` per pit count and rule that has
+        a layer file there, by pit count then rule (empty without a directory). open_all:
+        those not opened yet are opened first, as their first probe would, with the same
+        checks (every file's header and index, and the layers held in memory); a damaged
+        layer is then reported (``Stop.DAMAGED``, the file named) rather than raised. It can
+        take the time and memory of opening every database there. open_all=False opens
+        nothing: those not opened yet are ``Stop.NOT_OPENED``."""
+        return [Coverage(pits, rule, max_seeds, Stop(stop), stop_layer, file, reason)
+                for pits, rule, max_seeds, stop, stop_layer, file, reason
+                in self._o().coverage(bool(open_all))]
 
 
 def open(directory=None, db_memory_mib=4096, tt_mib=64, threads=1, max_solvers=0):  # noqa: A001
