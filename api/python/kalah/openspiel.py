@@ -11,7 +11,7 @@ player 1 is North (cells 8..13 are B1..B6, cell 0 North's store). An action is t
 of the pit emptied (1..6 or 8..13), so pit i (0-based) of the mover is action i + 1 for
 player 0 and i + 8 for player 1. Opposite cells sum to 14 (A1 = 1 faces B6 = 13), as in
 rules.md. OpenSpiel leaves the rows unswept at the end; its returns count them as swept.
-Its draw at move 1000 is not modelled (no Kalah(6,4) game comes near it).
+Its draw past move 1000 is not modelled.
 
 A state is read through the public pyspiel surface: ``current_player()``,
 ``observation_tensor(0)``, ``legal_actions()``. The tensor has two forms, both read:
@@ -30,10 +30,10 @@ the database, else by a proven search, within ``node_limit`` nodes and ``time_li
 seconds for the whole call (0: none), shared by the moves it values. Once the budget is
 spent, the remaining moves are still looked up in the database (one node each). A node
 budget counts search nodes, not the database reads they make: with a large database on
-disk only ``time_limit`` bounds the time (results/api.md, "OpenSpiel"). When a
-value is still unknown the call falls back: ``PerfectBot`` to its ``fallback`` bot (any
-object with ``step(state)``, e.g. OpenSpiel's ``MCTSBot``), else to the move whose whole
-turn leaves the mover the best store difference; the evaluators to their ``fallback`` evaluator, by
+disk only ``time_limit`` bounds the time (results/api.md, "OpenSpiel"). When a value is
+still unknown the call falls back: ``PerfectBot`` to its ``fallback`` bot (any object with
+``step(state)``, e.g. OpenSpiel's ``MCTSBot``), else to the move whose whole turn leaves
+the mover the best store difference; the evaluators to their ``fallback`` evaluator, by
 default ``StoreDifferenceEvaluator``. Each counts in ``sources`` how its calls were
 answered: "database", "search" (some value needed a search) or "fallback".
 """
