@@ -312,6 +312,12 @@ struct Api::Impl {
             ~Release() { p.release(s); }
         } release{pool, slot};
         slot->solver->set_book(book);
+        // The watchdog's stop flag ends the request at its deadline; the solver's own time
+        // limit to it as well makes the search check its clock every 256 nodes and bounds
+        // its table's presize, which a first search would otherwise spend seconds faulting
+        // in before any check.
+        const double left = std::chrono::duration<double>(slot->deadline - Clock::now()).count();
+        slot->solver->set_limits(0, std::max(1e-3, left));
         const uint64_t nodes0 = slot->solver->stats().nodes;
         const auto t0 = Clock::now();
         ApiReply done;

@@ -75,6 +75,9 @@ constexpr uint64_t kTimedBeatNodes = 256;
 // whole budget, a small one touched pages all over a 1 GiB table and became slow
 // (results/parallel.md, "Small parallel searches grow their table again").
 constexpr int kPresizeSeeds = 44;
+// Under a time limit the presize is at most this many bytes a second left: a quarter of the
+// slowest page zeroing measured (0.4 GB/s on a guest; results/serve.md).
+constexpr double kFaultBytesPerSecond = 100.0 * (1 << 20);
 
 // Per-thread search state.
 struct Worker {

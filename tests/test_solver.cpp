@@ -260,6 +260,37 @@ TEST_SUITE("solver") {
         }
     }
 
+    TEST_CASE(
+        "a poll or a time limit is checked every 256 nodes; a time limit bounds the presize") {
+        // Kalah(4,5) takes about 2 M nodes: a poll asked at every check (poll_seconds 0)
+        // that answers true the third time stops the call within a few hundred nodes, not
+        // at the 65 k nodes of a check without it.
+        for (int threads : {1, 2}) {
+            CAPTURE(threads);
+            SolverOptions o = small_tt();
+            o.threads = threads;
+            o.parallel_min_seeds = 0;
+            o.poll_seconds = 0;
+            int asked = 0;
+            o.poll = [&asked] { return ++asked == 3; };
+            Solver s(4, Rule::Standard, o);
+            CHECK_THROWS_AS(s.value(Board::start(4, 5)), kalah::SearchStopped);
+            CHECK(asked == 3);
+            CHECK(s.stats().nodes < uint64_t(threads) * 8 * 256);
+            s.set_poll({});
+            CHECK(s.value(Board::start(4, 3)) ==
+                  Solver(4, Rule::Standard, small_tt()).value(Board::start(4, 3)));
+        }
+        // Kalah(6,6) without a database is presized to the whole table at once, but under a
+        // time limit of 50 ms to what the kernel can fault in within a quarter of it.
+        SolverOptions o;
+        o.tt_mb = 512;
+        o.time_limit_seconds = 0.05;
+        Solver s(6, Rule::Standard, o);
+        CHECK_THROWS_AS(s.value(Board::start(6, 6)), kalah::SearchStopped);
+        CHECK(s.stats().tt_bytes <= (size_t(64) << 20));
+    }
+
     TEST_CASE("CLI solve and query") {
         auto r = run_kalah("solve --pits 4 --seeds 3 --rule empty-capture --json --tt-mb 16");
         CHECK(r.status == 0);
