@@ -50,7 +50,7 @@ struct MtdPass {
     double seconds = 0;
 };
 
-struct SolverOptions {
+struct KALAH_EXPERIMENTS_ABI SolverOptions {
     size_t tt_mb = 1024;  // transposition table size in MiB
     int threads = 1;      // search threads
     // With threads > 1, positions with fewer seeds in pits are searched by one thread:
@@ -77,8 +77,9 @@ struct SolverOptions {
     const std::atomic<bool>* stop = nullptr;  // stop when it becomes true
     uint64_t node_limit = 0;                  // stop past this many nodes (0: no limit)
     double time_limit_seconds = 0;            // stop past this wall time (0: no limit)
-    // Features switched off only to measure them (search_experiments.h).
-    SearchExperiments experiments;
+    // Features switched off only to measure them: constants, all on, in the product;
+    // settable in the experiments build (search_experiments.h).
+    [[no_unique_address]] SearchExperiments experiments;
 };
 
 struct SolverStats {
@@ -102,7 +103,7 @@ struct SearchStopped : std::runtime_error {
     using std::runtime_error::runtime_error;
 };
 
-class Solver {
+class KALAH_EXPERIMENTS_ABI Solver {
   public:
     Solver(int m, Rule rule, SolverOptions opts = {});
     ~Solver();
