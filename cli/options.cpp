@@ -9,7 +9,6 @@
 #include <cmath>
 #include <cstdio>
 #include <iostream>
-#include <sstream>
 
 #include "analysis/reports.h"
 #include "db/database.h"
@@ -243,9 +242,6 @@ void add_solver_options(po::options_description& opts, po::options_description& 
     add_db_options(opts);
     // clang-format off
     expert.add_options()
-        ("ablate", po::value<std::string>()->default_value(""),
-         "switch search features off to measure them (comma-separated): tt-move, ordering, "
-         "etc; parallel: defer, follow, root-defer, cut-move, cut-join, plain (README)")
         ("heartbeat-seconds", po::value<double>(),
          "seconds between heartbeat lines (default 2 on a terminal, else 10)")
         ("memory-db", po::value<std::string>()->default_value("auto"),
@@ -311,22 +307,6 @@ SolverOptions solver_options(const po::variables_map& vm, const std::string& cmd
     SolverOptions o;
     o.tt_mb = checked_tt_mb(vm);
     o.threads = threads_option(vm);
-    std::stringstream ab(vm["ablate"].as<std::string>());
-    std::string f;
-    while (std::getline(ab, f, ',')) {
-        // clang-format off
-        if (f == "tt-move") o.experiments.tt_move = false;
-        else if (f == "ordering") o.experiments.ordering = false;
-        else if (f == "etc") o.experiments.etc = false;
-        else if (f == "defer") o.experiments.defer = false;  // parallel: plain lazy SMP
-        else if (f == "follow") o.experiments.follow = false;  // parallel: helpers defer at the root
-        else if (f == "root-defer") o.experiments.root_defer = false;  // parallel: may race
-        else if (f == "cut-move") o.experiments.cut_move_rule = false;  // parallel: cut moves
-        else if (f == "cut-join") o.experiments.cut_join = false;  // parallel: defer at cut nodes
-        else if (f == "plain") o.experiments.plain_path = false;  // a team of one
-        else if (!f.empty()) throw InputError("--ablate: unknown feature '" + f + "'");
-        // clang-format on
-    }
     const bool tty = ::isatty(2);
     if (vm.count("heartbeat-seconds")) {
         const double s = vm["heartbeat-seconds"].as<double>();

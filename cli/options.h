@@ -96,7 +96,7 @@ void add_output_options(boost::program_options::options_description& opts);
 bool quiet(const boost::program_options::variables_map& vm);
 
 // Everything a search takes: --tt-mb, --threads, --db, --db-memory-gb, and in `expert`
-// --ablate and --heartbeat-seconds.
+// --heartbeat-seconds and --memory-db.
 void add_solver_options(boost::program_options::options_description& opts,
                         boost::program_options::options_description& expert);
 // The solver options they describe; `db` receives the opened database (kept alive by

@@ -14,10 +14,11 @@
 #include <string>
 
 #include "core/board.h"
+#include "solver/search_experiments.h"
 
 namespace kalah {
 
-class Solver;
+class KALAH_EXPERIMENTS_ABI Solver;  // the tag of the experiments build (search_experiments.h)
 
 struct Question {
     bool lower = true;  // v >= bound; else v <= bound

@@ -25,8 +25,8 @@ using Clock = std::chrono::steady_clock;
 
 constexpr int kEtcMinSeeds = 8;
 constexpr int kEstimateDepth = 10;
-// Parallel search, ABDADA-style deferral (SearchExperiments::defer, on by default): a
-// thread announces the nodes with at least kBusyMinSeeds seeds (and kBusyAboveDb above
+// Parallel search, ABDADA-style deferral (SearchExperiments::defer; always on in the
+// product): a thread announces the nodes with at least kBusyMinSeeds seeds (and kBusyAboveDb above
 // the database) it is searching in a small table of busy positions; at such a node, a
 // child that another thread is busy with is searched last, when its result is likely in
 // the TT. Only the order changes, never the result (a collision in the busy table only

@@ -50,7 +50,7 @@ struct MtdPass {
     double seconds = 0;
 };
 
-struct SolverOptions {
+struct KALAH_EXPERIMENTS_ABI SolverOptions {
     size_t tt_mb = 1024;  // transposition table size in MiB
     int threads = 1;      // search threads
     // With threads > 1, positions with fewer seeds in pits are searched by one thread:
@@ -84,8 +84,9 @@ struct SolverOptions {
     // millisecond, and the check (a clock read) costs nanoseconds.
     std::function<bool()> poll;
     double poll_seconds = 0.05;
-    // Features switched off only to measure them (search_experiments.h).
-    SearchExperiments experiments;
+    // Features switched off only to measure them: constants, all on, in the product;
+    // settable in the experiments build (search_experiments.h).
+    [[no_unique_address]] SearchExperiments experiments;
 };
 
 struct SolverStats {
@@ -109,7 +110,7 @@ struct SearchStopped : std::runtime_error {
     using std::runtime_error::runtime_error;
 };
 
-class Solver {
+class KALAH_EXPERIMENTS_ABI Solver {
   public:
     Solver(int m, Rule rule, SolverOptions opts = {});
     ~Solver();

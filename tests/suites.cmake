@@ -1,27 +1,48 @@
-# Each doctest test suite of kalah_tests is its own ctest test, named for the suite. The
-# suites are read once from the test sources' TEST_SUITE("name") declarations (test_srcs,
-# CMakeLists.txt), so a new suite needs no list here.
-set(KALAH_TEST_SUITES "")
-foreach(src ${test_srcs})
-  file(STRINGS ${src} decls REGEX "^TEST_SUITE\\(\"[a-z0-9-]+\"\\)")
-  foreach(decl ${decls})
-    string(REGEX REPLACE "^TEST_SUITE\\(\"([a-z0-9-]+)\"\\).*" "\\1" suite "${decl}")
-    list(APPEND KALAH_TEST_SUITES ${suite})
+# Each doctest test suite of kalah_tests (the product) and of kalah_experiment_tests (the
+# experiments build, tests/experiments/) is its own ctest test, named for the suite. The
+# suites are read once from the test sources' TEST_SUITE("name") declarations (test_srcs and
+# experiment_test_srcs, CMakeLists.txt), so a new suite needs no list here.
+function(kalah_read_suites out)
+  set(suites "")
+  foreach(src ${ARGN})
+    file(STRINGS ${src} decls REGEX "^TEST_SUITE\\(\"[a-z0-9-]+\"\\)")
+    foreach(decl ${decls})
+      string(REGEX REPLACE "^TEST_SUITE\\(\"([a-z0-9-]+)\"\\).*" "\\1" suite "${decl}")
+      list(APPEND suites ${suite})
+    endforeach()
   endforeach()
-endforeach()
-# Re-read when a test source changes (the glob alone notices only added or removed files).
-set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS ${test_srcs})
-list(REMOVE_DUPLICATES KALAH_TEST_SUITES)
-list(SORT KALAH_TEST_SUITES)
-if(NOT KALAH_TEST_SUITES)
-  message(FATAL_ERROR "tests/suites.cmake: no TEST_SUITE(\"name\") found in tests/*.cpp")
+  # Re-read when a test source changes (the glob alone notices only added or removed files).
+  set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS ${ARGN})
+  list(REMOVE_DUPLICATES suites)
+  list(SORT suites)
+  if(NOT suites)
+    message(FATAL_ERROR "tests/suites.cmake: no TEST_SUITE(\"name\") found in ${ARGN}")
+  endif()
+  set(${out} ${suites} PARENT_SCOPE)
+endfunction()
+kalah_read_suites(KALAH_TEST_SUITES ${test_srcs})
+set(KALAH_EXPERIMENT_SUITES "")
+if(KALAH_BUILD_EXPERIMENTS)
+  kalah_read_suites(KALAH_EXPERIMENT_SUITES ${experiment_test_srcs})
+  foreach(suite ${KALAH_EXPERIMENT_SUITES})
+    if(suite IN_LIST KALAH_TEST_SUITES)
+      message(FATAL_ERROR "tests/suites.cmake: suite '${suite}' is declared in both test binaries")
+    endif()
+  endforeach()
 endif()
-# Labels pick what the sanitizer builds of .ci/run run (ctest -L): every suite is labelled
-# `asan` (run under ASan+UBSan); `tsan` only those that run threads (the parallel search and
-# its shared TT, the CLI's --threads), under TSan. Measured times: results/ci.md.
+# Labels pick what the sanitizer builds of .ci/run run (ctest -L): every suite of the
+# product is labelled `asan` (run under ASan+UBSan); `tsan` only those that run threads (the
+# parallel search and its shared TT, the CLI's --threads), under TSan. The experiments
+# build's suites are labelled `experiments`; under TSan its parallel variants run too (plain
+# lazy SMP, the older order, a team of one); under ASan none (its search is the product's
+# code but for the switched branches; the ASan phase is CI's longest). Measured times:
+# results/ci.md.
 set(KALAH_TSAN_SUITES solver tt parallel question serve http)
+if(KALAH_BUILD_EXPERIMENTS)
+  list(APPEND KALAH_TSAN_SUITES parallel-experiments)
+endif()
 foreach(suite ${KALAH_TSAN_SUITES})
-  if(NOT suite IN_LIST KALAH_TEST_SUITES)
+  if(NOT suite IN_LIST KALAH_TEST_SUITES AND NOT suite IN_LIST KALAH_EXPERIMENT_SUITES)
     message(FATAL_ERROR "tests/suites.cmake: KALAH_TSAN_SUITES names '${suite}', which no test declares")
   endif()
 endforeach()
@@ -31,9 +52,14 @@ endforeach()
 # script tests below carry their release seconds).
 set(KALAH_SUITE_COST solver=378 campaign=325 db=273 cli=138 bench=131 core=117 parallel=110
                      analysis=98)
-foreach(suite ${KALAH_TEST_SUITES})
-  add_test(NAME ${suite} COMMAND kalah_tests --test-suite=${suite} --no-version)
-  set(labels asan)
+foreach(suite ${KALAH_TEST_SUITES} ${KALAH_EXPERIMENT_SUITES})
+  if(suite IN_LIST KALAH_EXPERIMENT_SUITES)
+    add_test(NAME ${suite} COMMAND kalah_experiment_tests --test-suite=${suite} --no-version)
+    set(labels experiments)
+  else()
+    add_test(NAME ${suite} COMMAND kalah_tests --test-suite=${suite} --no-version)
+    set(labels asan)
+  endif()
   if(suite IN_LIST KALAH_TSAN_SUITES)
     list(APPEND labels tsan)
   endif()

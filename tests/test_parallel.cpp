@@ -13,6 +13,7 @@
 
 #include "cli_runner.h"
 #include "core/notation.h"
+#include "parallel_checks.h"
 #include "random_position.h"
 #include "solver/solver.h"
 #include "solver/tt.h"
@@ -24,30 +25,11 @@ using kalah::Side;
 using kalah::Solver;
 using kalah::SolverOptions;
 
+using parallel_checks::check_team_start;
+using parallel_checks::quick;
+using parallel_checks::with_threads;
+
 namespace {
-
-// The node count of a progress line of an MTD(f) pass, "pass 2: test v >= +4: v <= +2,
-// bounds [+2, +2], 3559532 nodes, 0.66 s": the nodes of the search so far.
-uint64_t nodes_of_pass_line(const std::string& line) {
-    const size_t end = line.find(" nodes, ");
-    REQUIRE(end != std::string::npos);
-    const size_t start = line.rfind(' ', end - 1) + 1;
-    return std::stoull(line.substr(start, end - start));
-}
-
-// Parallel even on small positions (the default searches those with one thread).
-SolverOptions with_threads(int threads, size_t tt_mb = 64) {
-    SolverOptions o;
-    o.tt_mb = tt_mb;
-    o.threads = threads;
-    o.parallel_min_seeds = 0;
-    o.experiments.defer = threads < 4;  // T = 4 runs plain lazy SMP, T = 2 the default (deferral)
-    return o;
-}
-
-// Under ThreadSanitizer (a TSan build's ctest sets KALAH_TSAN_QUICK: tests/suites.cmake) the
-// largest boards are left out to keep the run to a few minutes; everything else is the same.
-bool quick() { return std::getenv("KALAH_TSAN_QUICK") != nullptr; }
 
 // A made-up "exact value" of a key, so that every stored bound can be checked.
 int truth(const kalah::TTKey& k) { return int(k.hash >> 58) - 32; }
@@ -124,48 +106,12 @@ TEST_SUITE("parallel") {
                 CAPTURE(g.n);
                 CAPTURE(kalah::rule_name(rule));
                 const Board start = Board::start(g.m, g.n);
-                Solver one(g.m, rule, with_threads(1));
-                const int v = one.value(start);
-                // One thread through the parallel code path (a team of one, `--ablate
-                // plain`): shared-table calls and busy marks, the same value.
-                // Nothing is shared or busy in a team of one, so it searches the plain
-                // search's tree: a node lost or counted twice where the team sums its
-                // threads' counts shows as a different total. Both in a table of the size
-                // it starts at (4 MiB), which never grows: a growth restarts the team's
-                // pass (a few nodes searched again), not the plain search's.
-                SolverOptions team_of_one = with_threads(1, 4);
-                team_of_one.experiments.plain_path = false;
-                Solver team(g.m, rule, team_of_one);
-                Solver plain(g.m, rule, with_threads(1, 4));
-                CHECK(team.value(start) == v);
-                CHECK(plain.value(start) == v);
-                CHECK(team.stats().nodes == plain.stats().nodes);
+                const int v = Solver(g.m, rule, with_threads(1)).value(start);
+                // The product's team; a team of one, the older order and plain lazy SMP are
+                // the experiments build's (tests/experiments/test_search_experiments.cpp).
                 for (int t : {2, 3, 4}) {
                     CAPTURE(t);
-                    // T = 3: deferral without the root, cut-move and cut-join rules
-                    // (`--ablate root-defer,cut-move,cut-join`), the order before e0555b8.
-                    SolverOptions o = with_threads(t);
-                    if (t == 3)
-                        o.experiments.root_defer = o.experiments.cut_move_rule =
-                            o.experiments.cut_join = false;
-                    std::vector<uint64_t> pass_nodes;
-                    o.progress = [&](const std::string& line) {
-                        pass_nodes.push_back(nodes_of_pass_line(line));
-                    };
-                    Solver par(g.m, rule, o);
-                    CHECK(par.value(start) == v);
-                    // The search's node count (summed over its threads) is the one its
-                    // MTD(f) passes reported as they went: every pass's nodes, no more,
-                    // counted once; and the passes' counts only grow.
-                    REQUIRE(!pass_nodes.empty());
-                    CHECK(std::is_sorted(pass_nodes.begin(), pass_nodes.end()));
-                    CHECK(par.stats().nodes == pass_nodes.back());
-                    // The PV of the parallel solver replays to the same value.
-                    Board b = start;
-                    for (const auto& mv : par.principal_variation(start)) b.play(mv.pit, rule);
-                    REQUIRE(b.over());
-                    // Game over: the rows are swept into the stores.
-                    CHECK(b.store(Side::South) - b.store(Side::North) == v);
+                    check_team_start(g.m, rule, start, v, with_threads(t));
                 }
             }
         }

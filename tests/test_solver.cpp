@@ -167,23 +167,6 @@ TEST_SUITE("solver") {
         }
     }
 
-    TEST_CASE("each search feature switched off gives the same values") {
-        for (int off = 0; off < 3; ++off) {
-            CAPTURE(off);
-            std::mt19937 rng(99);
-            SolverOptions o = small_tt();
-            (off == 0   ? o.experiments.etc
-             : off == 1 ? o.experiments.ordering
-                        : o.experiments.tt_move) = false;
-            Solver a(5, Rule::Standard, small_tt()), b(5, Rule::Standard, o);
-            CHECK(a.value(Board::start(5, 2)) == b.value(Board::start(5, 2)));
-            for (int t = 0; t < 100; ++t) {
-                const Board p = random_position(rng, 5, 10 + int(rng() % 10));
-                CHECK(a.value(p) == b.value(p));
-            }
-        }
-    }
-
     TEST_CASE("test(b, beta) is a true fail-soft bound on brute force, both rules") {
         std::mt19937 rng(99);
         for (Rule rule : {Rule::Standard, Rule::EmptyCapture}) {
