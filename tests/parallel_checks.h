@@ -39,6 +39,16 @@ inline kalah::SolverOptions with_threads(int threads, size_t tt_mb = 64) {
 // largest boards are left out to keep the run to a few minutes; everything else is the same.
 inline bool quick() { return std::getenv("KALAH_TSAN_QUICK") != nullptr; }
 
+// The start positions Kalah(m,n) the team tests solve, both test binaries alike.
+struct Game {
+    int m, n;
+};
+inline std::vector<Game> start_games() {
+    std::vector<Game> games = {{4, 1}, {4, 2}, {4, 3}, {4, 4}, {5, 2}, {5, 3}, {6, 2}};
+    if (!quick()) games.push_back({6, 3});
+    return games;
+}
+
 // Solves `start` with the team of options o (o.progress is replaced) and checks it against
 // v, the single-thread value: the same value; the search's node count (summed over its
 // threads) is the one its MTD(f) passes reported as they went (every pass's nodes, no

@@ -95,13 +95,9 @@ TEST_SUITE("parallel") {
     }
 
     TEST_CASE("start positions: T = 2, 3 and 4 give the single-thread values, both rules") {
-        struct Game {
-            int m, n;
-        };
-        std::vector<Game> games = {{4, 1}, {4, 2}, {4, 3}, {4, 4}, {5, 2}, {5, 3}, {6, 2}};
-        if (!quick()) games.push_back({6, 3});
+        const std::vector<parallel_checks::Game> games = parallel_checks::start_games();
         for (Rule rule : {Rule::Standard, Rule::EmptyCapture}) {
-            for (const Game& g : games) {
+            for (const auto& g : games) {
                 CAPTURE(g.m);
                 CAPTURE(g.n);
                 CAPTURE(kalah::rule_name(rule));
