@@ -54,7 +54,7 @@ inline uint32_t result_bits(bool extra, bool over, uint8_t captured) {
 // both are applied through masks; only the rare game end branches. Works on the two
 // 64-bit halves: the mover's pits and store (slots 0..m <= 6) lie in the low half.
 template <int M>
-uint32_t play_fixed(Cells& cells, Side& to_move, int pit, Rule rule) {
+[[gnu::always_inline]] inline uint32_t play_fixed(Cells& cells, Side& to_move, int pit, Rule rule) {
     static_assert(M >= 1 && M <= 6, "slots 0..M must lie in the low 64 bits");
     constexpr int kHalf = 8 * (M + 1);  // bits of a row and its store
     // The lifted count read straight from memory (byte `pit`, little-endian layout),
