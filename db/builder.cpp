@@ -10,6 +10,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <cstring>
 #include <ctime>
 #include <filesystem>
 #include <optional>
@@ -18,7 +19,7 @@
 
 #include "core/notation.h"
 #include "core/regular_file.h"
-#include "core/step.h"
+#include "core/sow.h"
 #include "db/format.h"
 #include "db/index.h"
 
@@ -48,49 +49,78 @@ std::string fmt_duration(double sec) {
     return buf;
 }
 
-// One layer under construction: the memo is `cur`, the lower layers are complete.
+// One layer under construction: the memo is `cur`, the lower layers are complete. M and
+// the rule are template parameters, and positions are raw cells (core/sow.h), so that the
+// move, the child's rank and the probe are inlined into one loop with no Board in memory.
+template <int M, Rule R>
 class LayerBuilder {
   public:
-    LayerBuilder(Rule rule, int s, int8_t* cur, const LayerSet& lower)
-        : rule_(rule), s_(s), cur_(cur), lower_(lower) {}
+    LayerBuilder(int s, int8_t* cur, const LayerSet& lower) : s_(s), cur_(cur), lower_(lower) {}
 
-    // Value of the pits of b (zero stores), whose rank in this layer is r.
-    int value(const Board& b, uint64_t r) {
+    // The cells of configuration c (db/index.h; c has 16 readable bytes): the mover's
+    // pits at bytes 0..M-1, the opponent's at M+1..2M, empty stores.
+    static Cells cells_of(const uint8_t* c) {
+        uint64_t own, opp;
+        std::memcpy(&own, c, 8);
+        std::memcpy(&opp, c + M, 8);
+        return Cells(own & kRow) | (Cells(opp & kRow) << (8 * (M + 1)));
+    }
+
+    // Value of the pits (zero stores), whose rank in this layer is r.
+    int value(Cells pits, uint64_t r) {
         std::atomic_ref<int8_t> slot(cur_[r]);
         const int8_t known = slot.load(std::memory_order_relaxed);
         if (known != kUnknown) return known;
+        const uint64_t own = static_cast<uint64_t>(pits) & kRow;
+        const uint64_t opp = static_cast<uint64_t>(pits >> (8 * (M + 1))) & kRow;
         int best;
-        if (b.over()) {
-            best = b.seeds_in_row_own() - b.seeds_in_row_opp();
+        if (own == 0 || opp == 0) {
+            best = sow::byte_sum(own) - sow::byte_sum(opp);
         } else {
-            // Two passes: play every move and prefetch the lower-layer entries (random
-            // reads in layers of up to a GB), then combine. Per move: its step (gain, extra
-            // move, game over) and where the child's value is.
+            // Two passes: play every move and prefetch the children's entries (random
+            // reads in layers of up to a GB), then combine. Per move: the gain, whether
+            // the mover moves again, and where the child's value is (s2 = -1: the move
+            // ended the game, the gain is the final margin).
             struct Child {
-                Board pits;
-                MoveStep step;
-                int s2;
+                Cells pits;
                 uint64_t r2;
+                int gain;
+                int s2;
+                bool extra;
             };
-            Child kids[kMaxPits];
+            Child kids[M];
             int count = 0;
-            for (unsigned mask = b.legal_mask(); mask; mask &= mask - 1) {
-                Board c = b;
+            for (unsigned mask = legal_mask(own); mask; mask &= mask - 1) {
+                Cells c = pits;
+                Side side = Side::South;
+                const uint32_t bits = sow::play_fixed<M>(c, side, __builtin_ctz(mask), R);
                 Child& k = kids[count++];
-                k.step = play_step_from_pits(c, __builtin_ctz(mask), rule_);
-                if (k.step.over) continue;
-                k.s2 = s_ - c.own_store() - c.opp_store();
-                k.pits = c.without_stores();
-                k.r2 = rank_board(k.pits);
-                if (k.s2 != s_) lower_.prefetch(k.s2, k.r2);
+                const int own_store = static_cast<int>(static_cast<uint64_t>(c >> (8 * M)) & 0xff);
+                const int opp_store =
+                    static_cast<int>(static_cast<uint64_t>(c >> (8 * (2 * M + 1))) & 0xff);
+                k.extra = bits & 1;
+                if (bits & 0x100) {  // over: the rows were swept into the stores
+                    k.gain = own_store - opp_store;
+                    k.s2 = -1;
+                    continue;
+                }
+                // Only the mover's store grew; after a move that passes the turn it is opp.
+                k.gain = k.extra ? own_store : opp_store;
+                k.s2 = s_ - own_store - opp_store;
+                k.pits = c & kPits;
+                k.r2 = rank_cells<M>(k.pits);
+                if (k.s2 != s_)
+                    lower_.prefetch(k.s2, k.r2);
+                else
+                    __builtin_prefetch(&cur_[k.r2]);
             }
             best = -1000;
             for (int i = 0; i < count; ++i) {
                 const Child& k = kids[i];
-                int v = k.step.gain;  // the final margin if the move ends the game
-                if (!k.step.over) {
+                int v = k.gain;
+                if (k.s2 >= 0) {
                     const int child = k.s2 == s_ ? value(k.pits, k.r2) : lower_.get(k.s2, k.r2);
-                    v = k.step.value(child);
+                    v = k.extra ? k.gain + child : k.gain - child;
                 }
                 if (v > best) best = v;
             }
@@ -100,7 +130,16 @@ class LayerBuilder {
     }
 
   private:
-    Rule rule_;
+    static constexpr uint64_t kRow = (uint64_t(1) << (8 * M)) - 1;
+    static constexpr Cells kPits = Cells(kRow) | (Cells(kRow) << (8 * (M + 1)));
+
+    // Bit i set when pit i of the row (bytes 0..M-1 of own, each < 128) is not empty.
+    static unsigned legal_mask(uint64_t own) {
+        constexpr uint64_t kLow7 = 0x7f7f7f7f7f7f7f7full;
+        const uint64_t nz = (((own & kLow7) + kLow7) | own) & 0x8080808080808080ull & kRow;
+        return static_cast<unsigned>(((nz >> 7) * 0x0102040810204080ull) >> 56);
+    }
+
     int s_;
     int8_t* cur_;
     const LayerSet& lower_;
@@ -127,12 +166,12 @@ int LayerSet::faulted_layer() const {
     return -1;
 }
 
-std::vector<int8_t> build_layer(int m, Rule rule, int s, const LayerSet& lower,
-                                const std::function<void(uint64_t, uint64_t)>& on_progress) {
-    const int n_pits = 2 * m;
-    const uint64_t n = layer_size(n_pits, s);
-    std::vector<int8_t> cur(n, kUnknown);
-    LayerBuilder builder(rule, s, cur.data(), lower);
+namespace {
+
+template <int M, Rule R>
+void solve_layer(int s, int8_t* cur, uint64_t n, const LayerSet& lower,
+                 const std::function<void(uint64_t, uint64_t)>& on_progress) {
+    LayerBuilder<M, R> builder(s, cur, lower);
     constexpr uint64_t kChunk = 1 << 14;
     const int64_t chunks = static_cast<int64_t>((n + kChunk - 1) / kChunk);
     std::atomic<int64_t> done{0};
@@ -141,18 +180,55 @@ std::vector<int8_t> build_layer(int m, Rule rule, int s, const LayerSet& lower,
     for (int64_t ch = 0; ch < chunks; ++ch) {
         const uint64_t begin = static_cast<uint64_t>(ch) * kChunk;
         const uint64_t end = std::min(n, begin + kChunk);
-        uint8_t c[kMaxIndexPits];
-        unrank(begin, s, n_pits, c);
+        uint8_t c[16] = {};  // 2M counts, then zeros that cells_of may read
+        unrank(begin, s, 2 * M, c);
         for (uint64_t r = begin; r < end; ++r) {
             if (std::atomic_ref<int8_t>(cur[r]).load(std::memory_order_relaxed) == kUnknown)
-                builder.value(board_from_configuration(c, m), r);
-            next_configuration(c, n_pits);
+                builder.value(builder.cells_of(c), r);
+            next_configuration(c, 2 * M);
         }
         const int64_t d = done.fetch_add(1, std::memory_order_relaxed) + 1;
         if (on_progress && omp_get_thread_num() == 0 && since(last_report) >= 1.0) {
             last_report = Clock::now();
             on_progress(std::min(n, static_cast<uint64_t>(d) * kChunk), n);
         }
+    }
+}
+
+template <int M>
+void solve_layer(Rule rule, int s, int8_t* cur, uint64_t n, const LayerSet& lower,
+                 const std::function<void(uint64_t, uint64_t)>& on_progress) {
+    if (rule == Rule::EmptyCapture)
+        solve_layer<M, Rule::EmptyCapture>(s, cur, n, lower, on_progress);
+    else
+        solve_layer<M, Rule::Standard>(s, cur, n, lower, on_progress);
+}
+
+}  // namespace
+
+std::vector<int8_t> build_layer(int m, Rule rule, int s, const LayerSet& lower,
+                                const std::function<void(uint64_t, uint64_t)>& on_progress) {
+    const uint64_t n = layer_size(2 * m, s);
+    std::vector<int8_t> cur(n, kUnknown);
+    switch (m) {
+        case 1:
+            solve_layer<1>(rule, s, cur.data(), n, lower, on_progress);
+            break;
+        case 2:
+            solve_layer<2>(rule, s, cur.data(), n, lower, on_progress);
+            break;
+        case 3:
+            solve_layer<3>(rule, s, cur.data(), n, lower, on_progress);
+            break;
+        case 4:
+            solve_layer<4>(rule, s, cur.data(), n, lower, on_progress);
+            break;
+        case 5:
+            solve_layer<5>(rule, s, cur.data(), n, lower, on_progress);
+            break;
+        default:
+            solve_layer<6>(rule, s, cur.data(), n, lower, on_progress);
+            break;
     }
     return cur;
 }

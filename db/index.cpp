@@ -4,28 +4,25 @@
 #include <cstring>
 
 namespace kalah::db {
-namespace {
+namespace detail {
 
-constexpr int kMaxN = kMaxSeeds + kMaxIndexPits + 1;
-
-// kBinom.t[k][n] = C(n, k); rows by k keep one bar's lookups together.
-struct BinomialTable {
-    uint64_t t[kMaxIndexPits + 1][kMaxN + 1];
-    BinomialTable() {
-        std::memset(t, 0, sizeof t);
-        for (int n = 0; n <= kMaxN; ++n) {
-            t[0][n] = 1;
-            for (int k = 1; k <= kMaxIndexPits && k <= n; ++k)
-                t[k][n] = t[k - 1][n - 1] + (k <= n - 1 ? t[k][n - 1] : 0);
-        }
+BinomialTable::BinomialTable() {
+    std::memset(t, 0, sizeof t);
+    for (int n = 0; n <= kMaxBinomialN; ++n) {
+        t[0][n] = 1;
+        for (int k = 1; k <= kMaxIndexPits && k <= n; ++k)
+            t[k][n] = t[k - 1][n - 1] + (k <= n - 1 ? t[k][n - 1] : 0);
     }
-};
+}
+
 const BinomialTable kBinom;
 
-}  // namespace
+}  // namespace detail
+
+using detail::kBinom;
 
 uint64_t binomial(int n, int k) {
-    if (n < 0 || k < 0 || k > kMaxIndexPits || n > kMaxN) return 0;
+    if (n < 0 || k < 0 || k > kMaxIndexPits || n > detail::kMaxBinomialN) return 0;
     return kBinom.t[k][n];
 }
 
@@ -74,22 +71,21 @@ bool next_configuration(uint8_t* c, int n_pits) {
 }
 
 uint64_t rank_board(const Board& b) {
-    const int m = b.pits();
-    const Cells cells = b.pits_key();
-    const int shift = 8 * (8 - m);  // m <= 6
-    // Each row with its bytes reversed (byte 0 = the pit nearest the owner's store).
-    const uint64_t own = __builtin_bswap64(static_cast<uint64_t>(cells) << shift);
-    const uint64_t opp = __builtin_bswap64(static_cast<uint64_t>(cells >> (8 * (m + 1))) << shift);
-    // Byte i of x * 0x0101.. is the sum of bytes 0..i (every sum < 128: no carries).
-    const uint64_t opp_pre = opp * 0x0101010101010101ull;
-    const uint64_t own_pre = own * 0x0101010101010101ull;
-    const int opp_total = static_cast<int>((opp_pre >> (8 * (m - 1))) & 0xff);
-    uint64_t r = 0;
-    for (int j = 0; j < m; ++j)
-        r += kBinom.t[j + 1][static_cast<int>((opp_pre >> (8 * j)) & 0xff) + j];
-    for (int j = 0; j + 1 < m; ++j)
-        r += kBinom.t[m + j + 1][opp_total + static_cast<int>((own_pre >> (8 * j)) & 0xff) + m + j];
-    return r;
+    const Cells pits = b.pits_key();
+    switch (b.pits()) {
+        case 1:
+            return rank_cells<1>(pits);
+        case 2:
+            return rank_cells<2>(pits);
+        case 3:
+            return rank_cells<3>(pits);
+        case 4:
+            return rank_cells<4>(pits);
+        case 5:
+            return rank_cells<5>(pits);
+        default:
+            return rank_cells<6>(pits);
+    }
 }
 
 Board board_from_configuration(const uint8_t* c, int m) {

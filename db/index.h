@@ -26,6 +26,16 @@ namespace kalah::db {
 
 constexpr int kMaxIndexPits = 2 * kMaxPits;  // N <= 12
 
+namespace detail {
+constexpr int kMaxBinomialN = kMaxSeeds + kMaxIndexPits + 1;
+// t[k][n] = C(n, k); rows by k keep one bar's lookups together.
+struct BinomialTable {
+    uint64_t t[kMaxIndexPits + 1][kMaxBinomialN + 1];
+    BinomialTable();
+};
+extern const BinomialTable kBinom;
+}  // namespace detail
+
 // C(n, k) for 0 <= k <= kMaxIndexPits, 0 <= n <= kMaxSeeds + kMaxIndexPits (0 when k > n).
 uint64_t binomial(int n, int k);
 
@@ -42,6 +52,27 @@ bool next_configuration(uint8_t* c, int n_pits);
 
 // Rank of the pits of b (mover's view, stores ignored) within layer b.seeds_in_pits().
 uint64_t rank_board(const Board& b);
+
+// rank_board for M pits a side, from the cells of a board with empty stores (Board's
+// layout): each row with its bytes reversed (byte 0 = the pit nearest the owner's store),
+// its prefix sums by one multiply (byte i of x * 0x0101.. is the sum of bytes 0..i; every
+// sum < 128, so no carries), then the 2M-1 bars' binomials.
+template <int M>
+[[gnu::always_inline]] inline uint64_t rank_cells(Cells pits) {
+    static_assert(M >= 1 && M <= kMaxPits);
+    constexpr int kShift = 8 * (8 - M);
+    const auto& t = detail::kBinom.t;
+    const uint64_t own = __builtin_bswap64(static_cast<uint64_t>(pits) << kShift);
+    const uint64_t opp = __builtin_bswap64(static_cast<uint64_t>(pits >> (8 * (M + 1))) << kShift);
+    const uint64_t opp_pre = opp * 0x0101010101010101ull;
+    const uint64_t own_pre = own * 0x0101010101010101ull;
+    const int opp_total = static_cast<int>((opp_pre >> (8 * (M - 1))) & 0xff);
+    uint64_t r = 0;
+    for (int j = 0; j < M; ++j) r += t[j + 1][static_cast<int>((opp_pre >> (8 * j)) & 0xff) + j];
+    for (int j = 0; j + 1 < M; ++j)
+        r += t[M + j + 1][opp_total + static_cast<int>((own_pre >> (8 * j)) & 0xff) + M + j];
+    return r;
+}
 // Board with zero stores, South to move, whose pits are configuration c (n_pits = 2m).
 Board board_from_configuration(const uint8_t* c, int m);
 
