@@ -375,7 +375,7 @@ static int probe(Database* db, const uint8_t* b, int s) {
 typedef struct {
     uint64_t key_lo;  // pits 0..7, a byte each (every count is < 128), unused pits 0
     uint32_t key_hi;  // pits 8..11
-    uint8_t used;     // 1 when the entry holds a position
+    uint8_t move;     // 0: an empty entry; else 1 + the pit of the best move found (order only)
     int8_t lo, hi;    // v >= lo and v <= hi; -128 / 127 when nothing is known that way
     uint8_t work;     // log2 of the nodes that proved the bounds: the replacement priority
 } Entry;
@@ -405,14 +405,17 @@ static size_t bucket_of(const Table* t, uint64_t lo, uint32_t hi) {
 static Entry* table_find(Table* t, uint64_t lo, uint32_t hi) {
     Entry* e = t->entries + WAYS * bucket_of(t, lo, hi);
     for (int w = 0; w < WAYS; w++)
-        if (e[w].used && e[w].key_lo == lo && e[w].key_hi == hi) return &e[w];
+        if (e[w].move && e[w].key_lo == lo && e[w].key_hi == hi) return &e[w];
     return NULL;
 }
 
-// Records v >= lo and v <= hi for the position (lo = -128 or hi = 127: no such bound).
-static void table_store(Table* t, uint64_t key_lo, uint32_t key_hi, int lo, int hi, int work) {
+// Records v >= lo and v <= hi for the position (lo = -128 or hi = 127: no such bound), and
+// the pit of the best move found, a hint for the order of moves only.
+static void table_store(Table* t, uint64_t key_lo, uint32_t key_hi, int lo, int hi, int work,
+                        int pit) {
     Entry* e = table_find(t, key_lo, key_hi);
     if (e) {
+        e->move = (uint8_t)(pit + 1);
         if (lo > e->lo) e->lo = (int8_t)lo;
         if (hi < e->hi) e->hi = (int8_t)hi;
         if (e->lo > e->hi) die("internal error: table bounds cross (%d > %d)", e->lo, e->hi);
@@ -422,13 +425,13 @@ static void table_store(Table* t, uint64_t key_lo, uint32_t key_hi, int lo, int 
     Entry* bucket = t->entries + WAYS * bucket_of(t, key_lo, key_hi);
     e = &bucket[0];
     for (int w = 0; w < WAYS; w++) {
-        if (!bucket[w].used) {
+        if (!bucket[w].move) {
             e = &bucket[w];
             break;
         }
         if (bucket[w].work < e->work) e = &bucket[w];
     }
-    e->used = 1;
+    e->move = (uint8_t)(pit + 1);
     e->key_lo = key_lo;
     e->key_hi = key_hi;
     e->lo = (int8_t)lo;
@@ -448,9 +451,12 @@ typedef struct {
     int aborted;
 } Search;
 
+// A legal move of the node: q the position after it as the next mover sees it (the same
+// mover after an extra move, else the rows swapped), and what is proved about its worth.
 typedef struct {
-    uint8_t b[MAX_SLOTS];  // the pits after the move, still from the mover's view
-    int gain, kind, order;
+    uint8_t q[MAX_SLOTS];
+    int pit, gain, kind, order;
+    int lo, hi;  // lo <= worth <= hi, proved (exact when equal)
 } Child;
 
 static int log2_of(uint64_t x) {
@@ -483,6 +489,7 @@ static int search(Search* S, const uint8_t* b, int alpha, int beta) {
     // Step 4. The table: a proven bound that already decides the window.
     uint64_t key_lo = 0;
     uint32_t key_hi = 0;
+    int hint = -1;  // the best move found here before, searched first
     if (S->table) {
         pack_key(b, n, &key_lo, &key_hi);
         const Entry* e = table_find(S->table, key_lo, key_hi);
@@ -490,18 +497,55 @@ static int search(Search* S, const uint8_t* b, int alpha, int beta) {
             if (e->lo >= beta) return e->lo;
             if (e->hi <= alpha) return e->hi;
             if (e->lo == e->hi) return e->lo;
+            hint = e->move - 1;
         }
     }
 
-    // Step 5. Every legal move, played once; ordered extra moves first, then by gain.
+    // Step 5. Every legal move, played once, with the bounds on its worth already proved
+    // (docs/certificate.md, "worth"): g + (own row - their row) when it ends the game;
+    // g + v(q) after an extra move (the same side moves again: added, not negated); else
+    // g - v(q), q seen by the opponent. v(q) is exact from the database, bounded by the
+    // table's entry for q, and in [-s', s'] for s' seeds in any case.
     Child kids[MAX_PITS];
     int count = 0;
     for (int pit = 0; pit < m; pit++) {
         if (b[pit] == 0) continue;
         Child* c = &kids[count++];
-        memcpy(c->b, b, (size_t)n);
-        c->gain = play(c->b, m, S->rule, pit, &c->kind);
-        c->order = (c->kind == EXTRA ? 100000 : 0) + c->gain * 8 + pit;
+        uint8_t after[MAX_SLOTS];
+        memcpy(after, b, (size_t)n);
+        c->pit = pit;
+        c->gain = play(after, m, S->rule, pit, &c->kind);
+        const int g = c->gain;
+        if (c->kind == END) {
+            c->lo = c->hi = g + row_sum(after, 0, m) - row_sum(after, m, m);
+        } else {
+            if (c->kind == EXTRA) {
+                memcpy(c->q, after, (size_t)n);
+            } else {
+                memcpy(c->q, after + m, (size_t)m);
+                memcpy(c->q + m, after, (size_t)m);
+            }
+            const int sq = row_sum(c->q, 0, n);
+            int vlo = -sq, vhi = sq;
+            if (sq <= S->db->max_seeds) {
+                S->nodes++;
+                vlo = vhi = probe(S->db, c->q, sq);
+            } else if (S->table) {
+                uint64_t qlo;
+                uint32_t qhi;
+                pack_key(c->q, n, &qlo, &qhi);
+                const Entry* e = table_find(S->table, qlo, qhi);
+                if (e && e->lo > vlo) vlo = e->lo;
+                if (e && e->hi < vhi) vhi = e->hi;
+            }
+            c->lo = c->kind == EXTRA ? g + vlo : g - vhi;
+            c->hi = c->kind == EXTRA ? g + vhi : g - vlo;
+        }
+        // A move proved good enough first, then the hint, then moves of known worth, then
+        // extra moves, then the larger gain.
+        c->order = (c->lo >= beta ? 1 << 22 : 0) + (pit == hint ? 1 << 21 : 0) +
+                   (c->lo == c->hi ? (1 << 20) + 8 * (c->lo + 128) : 0) +
+                   (c->kind == EXTRA ? 1 << 19 : 0) + 8 * g + pit;
     }
     for (int i = 1; i < count; i++)  // insertion sort, highest order first
         for (int j = i; j > 0 && kids[j].order > kids[j - 1].order; j--) {
@@ -510,28 +554,30 @@ static int search(Search* S, const uint8_t* b, int alpha, int beta) {
             kids[j - 1] = t;
         }
 
-    // Step 6. Negamax over the moves. The worth of a move (docs/certificate.md) is
-    // g + (own row - their row) when it ends the game, g + v(q) after an extra move (the same
-    // side moves again: added, not negated), else g - v(q seen by the opponent).
+    // Step 6. Negamax over the moves. A move whose proved bounds already decide it against
+    // the window is not searched: its upper bound when that is <= alpha (as a search failing
+    // low would say), its lower bound when that is >= beta, its worth when exact.
     const uint64_t nodes_before = S->nodes;
     const int alpha0 = alpha;
-    int best = -MAX_SEEDS - 1;
+    int best = -MAX_SEEDS - 1, best_pit = kids[0].pit;
     for (int i = 0; i < count && alpha < beta; i++) {
         const Child* c = &kids[i];
         const int g = c->gain;
         int worth;
-        if (c->kind == END) {
-            worth = g + row_sum(c->b, 0, m) - row_sum(c->b, m, m);
+        if (c->hi <= alpha) {
+            worth = c->hi;
+        } else if (c->lo >= beta || c->lo == c->hi) {
+            worth = c->lo;
         } else if (c->kind == EXTRA) {
-            worth = g + search(S, c->b, alpha - g, beta - g);
+            worth = g + search(S, c->q, alpha - g, beta - g);
         } else {
-            uint8_t flipped[MAX_SLOTS];
-            memcpy(flipped, c->b + m, (size_t)m);
-            memcpy(flipped + m, c->b, (size_t)m);
-            worth = g - search(S, flipped, g - beta, g - alpha);
+            worth = g - search(S, c->q, g - beta, g - alpha);
         }
         if (S->aborted) return 0;
-        if (worth > best) best = worth;
+        if (worth > best) {
+            best = worth;
+            best_pit = c->pit;
+        }
         if (best > alpha) alpha = best;
     }
 
@@ -540,7 +586,8 @@ static int search(Search* S, const uint8_t* b, int alpha, int beta) {
     if (S->table) {
         const int lo = best > alpha0 ? best : -128;
         const int hi = best < beta ? best : 127;
-        table_store(S->table, key_lo, key_hi, lo, hi, log2_of(S->nodes - nodes_before + 1));
+        table_store(S->table, key_lo, key_hi, lo, hi, log2_of(S->nodes - nodes_before + 1),
+                    best_pit);
     }
     return best;
 }
