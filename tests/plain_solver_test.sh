@@ -53,7 +53,7 @@ for ((i = 0; i < count; i++)); do
     fi
     for opts in "" "--no-table" "--db $db --cache-mb 1" "--db $db --no-table --cache-mb 1"; do
         # shellcheck disable=SC2086
-        got=$("$plain" --position "$pos" --rule $rule --table-mb 8 $opts | awk '{print $2}')
+        got=$("$plain" --position "$pos" --rule $rule --table-mb 8 --seconds 60 $opts | awk '{print $2}')
         [ "$got" = "$want" ] || fail "$pos $rule [$opts]: plain_solver $got, kalah $want"
     done
     checked=$((checked + 1))
@@ -65,7 +65,7 @@ run_cert() {  # FILE ARGS...: every leaf proved, exit 0
     local cert=$1
     shift
     local out
-    out=$("$plain" --cert "$cert" --table-mb 8 "$@" 2>&1)
+    out=$("$plain" --cert "$cert" --table-mb 8 --seconds 60 "$@" 2>&1)
     local rc=$?
     local leaves
     leaves=$(grep -c '^leaf ' <<<"$out")
