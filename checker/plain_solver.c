@@ -749,8 +749,8 @@ static Leaf* read_certificate(const char* path, int* m, int* rule, int* leaf_cou
             if (parse_position(w[3], L->b) != M || row_sum(L->b, 0, (int)M) == 0 ||
                 row_sum(L->b, (int)M, (int)M) == 0)
                 die("%s: line %d: bad position '%s'", path, line_no, w[3]);
-            snprintf(L->position, sizeof L->position, "%s", w[3]);
-            snprintf(L->claim, sizeof L->claim, "%s", w[2]);
+            snprintf(L->position, sizeof L->position, "%.63s", w[3]);
+            snprintf(L->claim, sizeof L->claim, "%.15s", w[2]);
             count++;
         } else {
             die("%s: line %d: unexpected line", path, line_no);
@@ -774,6 +774,24 @@ static void usage(void) {
         "                    [--seconds S] [--cache-mb N] [--table-mb N] [--no-table]\n",
         stderr);
     exit(2);
+}
+
+// Frees what main allocated (an error exit leaves it to the system).
+static void release(Database* db, Table* table, Leaf* leaves) {
+    while (db->head) {
+        CacheNode* n = db->head;
+        cache_unlink(db, n);
+        free(n->values);
+        free(n);
+    }
+    for (int s = 1; s <= db->max_seeds; s++) {
+        close(db->layers[s].fd);
+        free(db->layers[s].index);
+        free(db->layers[s].cached);
+    }
+    free(db->frame);
+    free(table->entries);
+    free(leaves);
 }
 
 // Fresh state for one search: the table emptied, the counters zeroed (the database cache
@@ -875,13 +893,16 @@ int main(int argc, char** argv) {
         const double start = now_seconds();
         const int s = row_sum(single.b, 0, 2 * m);
         const int v = search(&S, single.b, -s - 1, s + 1);
+        int status = 0;
         if (S.aborted) {
             fprintf(stderr, "plain_solver: out of time after %.3f s\n", now_seconds() - start);
-            return 3;
+            status = 3;
+        } else {
+            printf("value %d nodes %llu seconds %.3f\n", v, (unsigned long long)S.nodes,
+                   now_seconds() - start);
         }
-        printf("value %d nodes %llu seconds %.3f\n", v, (unsigned long long)S.nodes,
-               now_seconds() - start);
-        return 0;
+        release(&db, &table, leaves);
+        return status;
     }
 
     char layers[32] = "none";
@@ -931,6 +952,7 @@ int main(int argc, char** argv) {
     printf("summary: %d leaves, %d proved, %d REFUTED, %d timeout, %.1f s, %llu blocks decoded\n",
            tried, proved, refuted, timeouts, now_seconds() - all_start,
            (unsigned long long)db.decodes);
+    release(&db, &table, leaves);
     if (first_refuted >= 0) {
         fprintf(stderr, "plain_solver: leaf %ld REFUTED\n", first_refuted);
         return 1;
