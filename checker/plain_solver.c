@@ -37,7 +37,7 @@ enum { MAX_PITS = 6, MAX_SEEDS = 127, MAX_SLOTS = 2 * MAX_PITS };
 enum Rule { STANDARD = 0, EMPTY_CAPTURE = 1 };
 enum Kind { PASS, EXTRA, END };
 
-static void die(const char* fmt, ...) {
+static _Noreturn void die(const char* fmt, ...) {
     va_list ap;
     va_start(ap, fmt);
     fputs("plain_solver: ", stderr);
@@ -725,7 +725,7 @@ static Leaf* read_certificate(const char* path, int* m, int* rule, int* leaf_cou
         } else if (fields == 3 && strcmp(w[0], "root") == 0) {
             // The roots rest on the node lines; only the leaves are searched here.
         } else if (fields >= 5 && strcmp(w[0], "node") == 0) {
-            long id, bound;
+            long id, bound = 0;
             if (!parse_int(w[1], 0, 100000000, &id) || id != next_id)
                 die("%s: line %d: node IDs out of order", path, line_no);
             next_id++;
@@ -766,7 +766,7 @@ static Leaf* read_certificate(const char* path, int* m, int* rule, int* leaf_cou
     return leaves;
 }
 
-static void usage(void) {
+static _Noreturn void usage(void) {
     fputs(
         "usage: plain_solver --cert FILE [--db DIR] [--db-max K] [--seconds S] [--cache-mb N]\n"
         "                    [--table-mb N] [--no-table] [--leaves ID,ID,...]\n"
