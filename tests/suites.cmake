@@ -147,6 +147,15 @@ if(KALAH_PYTHON3 AND KALAH_SANITIZE STREQUAL "" AND NOT KALAH_FUZZ)
                    ${KALAH_PYTHON3})
   set_tests_properties(certificates PROPERTIES TIMEOUT 300)
 endif()
+# checker/plain_solver, the second solver (no code shared with kalah), against kalah query on
+# random positions with and without a small database and its table, on the certificates of
+# small campaigns, and on damaged layer files (tests/plain_solver_test.sh).
+if(TARGET kalah_plain_solver AND KALAH_SANITIZE STREQUAL "")
+  add_test(NAME plain-solver
+           COMMAND bash ${PROJECT_SOURCE_DIR}/tests/plain_solver_test.sh $<TARGET_FILE:kalah>
+                   $<TARGET_FILE:kalah_plain_solver>)
+  set_tests_properties(plain-solver PROPERTIES TIMEOUT 600)
+endif()
 
 # `kalah campaign` under mpirun with 1, 2 and 3 ranks, and a rank killed mid-run (exit 77,
 # skipped, where mpirun or the MPI build is absent: CMakeLists.txt, KALAH_MPI). A build
