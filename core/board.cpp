@@ -59,9 +59,6 @@ namespace {
 using sow::byte_sum;
 using sow::kSowTables;
 
-constexpr uint64_t kLowBytes7 = 0x7f7f7f7f7f7f7f7full;
-constexpr uint64_t kHighBits = 0x8080808080808080ull;
-
 }  // namespace
 
 Board Board::start(int m, int n) {
@@ -103,14 +100,7 @@ int Board::seeds_in_row_own() const { return byte_sum(static_cast<uint64_t>(own_
 int Board::seeds_in_row_opp() const { return byte_sum(static_cast<uint64_t>(opp_row())); }
 int Board::seeds_in_pits() const { return seeds_in_row_own() + seeds_in_row_opp(); }
 
-unsigned Board::legal_mask() const {
-    // High bit of each non-zero byte, then gather the bits.
-    uint64_t x = static_cast<uint64_t>(own_row());
-    uint64_t nz = (((x & kLowBytes7) + kLowBytes7) | x) & kHighBits;
-    nz &= kSowTables.g[m_].row_lo;
-    // Gather bit 7 of each byte into bits 0..7.
-    return static_cast<unsigned>(((nz >> 7) * 0x0102040810204080ull) >> 56);
-}
+unsigned Board::legal_mask() const { return sow::nonempty_mask(static_cast<uint64_t>(own_row())); }
 
 MoveList Board::legal_moves() const {
     MoveList list;

@@ -41,6 +41,15 @@ extern const Tables kSowTables;
 // Sum of the bytes of x (each < 128, total < 256).
 inline int byte_sum(uint64_t x) { return static_cast<int>((x * 0x0101010101010101ull) >> 56); }
 
+// Bit i set when byte i of row (the bytes of one row, each < 128) is not zero: the legal
+// moves of a row.
+inline unsigned nonempty_mask(uint64_t row) {
+    constexpr uint64_t kLow7 = 0x7f7f7f7f7f7f7f7full;
+    const uint64_t nz = (((row & kLow7) + kLow7) | row) & 0x8080808080808080ull;
+    // Gather bit 7 of each byte into bits 0..7.
+    return static_cast<unsigned>(((nz >> 7) * 0x0102040810204080ull) >> 56);
+}
+
 // The result as one integer (bytes: extra, over, captured, as in MoveResult). For a
 // struct of two bools and a byte GCC otherwise assembles the return value in memory and
 // reloads it, a store-forwarding stall on the hot path.

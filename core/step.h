@@ -65,10 +65,15 @@ inline MoveStep play_step(Board& b, int pit, Rule rule) {
 // The gain of a move played on a board whose stores were empty (a pits-only position, as
 // the search, the proof tree and the database builder see them), from the board after the
 // move and what Board::play said: the search's hot path takes it without a MoveStep.
-[[gnu::always_inline]] inline int gain_from_pits(const Board& after, MoveResult r) {
-    if (r.over) return after.own_store() - after.opp_store();
+// The same from the stores after the move (the builder's kernel keeps raw cells).
+[[gnu::always_inline]] inline int gain_from_stores(int own_store, int opp_store, bool extra,
+                                                   bool over) {
+    if (over) return own_store - opp_store;
     // Only the mover's store grew; after a move that passes the turn it is opp.
-    return r.extra ? after.own_store() : after.opp_store();
+    return extra ? own_store : opp_store;
+}
+[[gnu::always_inline]] inline int gain_from_pits(const Board& after, MoveResult r) {
+    return gain_from_stores(after.own_store(), after.opp_store(), r.extra, r.over);
 }
 
 // play_step for a board whose stores are empty: the same step, without reading the

@@ -20,6 +20,7 @@
 #include "core/notation.h"
 #include "core/regular_file.h"
 #include "core/sow.h"
+#include "core/step.h"
 #include "db/format.h"
 #include "db/index.h"
 
@@ -84,13 +85,12 @@ class LayerBuilder {
             struct Child {
                 Cells pits;
                 uint64_t r2;
-                int gain;
+                MoveStep step;  // gain and extra (over is s2 = -1)
                 int s2;
-                bool extra;
             };
             Child kids[M];
             int count = 0;
-            for (unsigned mask = legal_mask(own); mask; mask &= mask - 1) {
+            for (unsigned mask = sow::nonempty_mask(own); mask; mask &= mask - 1) {
                 Cells c = pits;
                 Side side = Side::South;
                 const uint32_t bits = sow::play_fixed<M>(c, side, __builtin_ctz(mask), R);
@@ -98,14 +98,13 @@ class LayerBuilder {
                 const int own_store = static_cast<int>(static_cast<uint64_t>(c >> (8 * M)) & 0xff);
                 const int opp_store =
                     static_cast<int>(static_cast<uint64_t>(c >> (8 * (2 * M + 1))) & 0xff);
-                k.extra = bits & 1;
-                if (bits & 0x100) {  // over: the rows were swept into the stores
-                    k.gain = own_store - opp_store;
+                const bool over = bits & 0x100;  // the rows were swept into the stores
+                k.step.extra = bits & 1;
+                k.step.gain = gain_from_stores(own_store, opp_store, k.step.extra, over);
+                if (over) {
                     k.s2 = -1;
                     continue;
                 }
-                // Only the mover's store grew; after a move that passes the turn it is opp.
-                k.gain = k.extra ? own_store : opp_store;
                 k.s2 = s_ - own_store - opp_store;
                 k.pits = c & kPits;
                 k.r2 = rank_cells<M>(k.pits);
@@ -117,10 +116,10 @@ class LayerBuilder {
             best = -1000;
             for (int i = 0; i < count; ++i) {
                 const Child& k = kids[i];
-                int v = k.gain;
+                int v = k.step.gain;  // the final margin if the move ends the game
                 if (k.s2 >= 0) {
                     const int child = k.s2 == s_ ? value(k.pits, k.r2) : lower_.get(k.s2, k.r2);
-                    v = k.extra ? k.gain + child : k.gain - child;
+                    v = k.step.value(child);
                 }
                 if (v > best) best = v;
             }
@@ -132,13 +131,6 @@ class LayerBuilder {
   private:
     static constexpr uint64_t kRow = (uint64_t(1) << (8 * M)) - 1;
     static constexpr Cells kPits = Cells(kRow) | (Cells(kRow) << (8 * (M + 1)));
-
-    // Bit i set when pit i of the row (bytes 0..M-1 of own, each < 128) is not empty.
-    static unsigned legal_mask(uint64_t own) {
-        constexpr uint64_t kLow7 = 0x7f7f7f7f7f7f7f7full;
-        const uint64_t nz = (((own & kLow7) + kLow7) | own) & 0x8080808080808080ull & kRow;
-        return static_cast<unsigned>(((nz >> 7) * 0x0102040810204080ull) >> 56);
-    }
 
     int s_;
     int8_t* cur_;
