@@ -1,4 +1,5 @@
 // `kalah`: the command-line front end; dispatches to the registered subcommands.
+#include <algorithm>
 #include <csignal>
 #include <iostream>
 #include <string>
@@ -11,9 +12,13 @@ void usage(std::ostream& os) {
     os << "kalah " KALAH_VERSION " - solver and endgame databases for Kalah(m,n)\n\n"
        << "usage: kalah <command> [options]    (kalah <command> --help for its options)\n\n"
        << "commands:\n";
+    // The summaries start in one column, two spaces past the longest command name.
+    size_t width = 0;
     for (const auto& c : kalah::cli::commands())
-        os << "  " << c.name << std::string(12 - std::string(c.name).size(), ' ') << c.summary
-           << "\n";
+        width = std::max(width, std::string(c.name).size());
+    for (const auto& c : kalah::cli::commands())
+        os << "  " << c.name << std::string(width + 2 - std::string(c.name).size(), ' ')
+           << c.summary << "\n";
 }
 }  // namespace
 

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <nlohmann/json.hpp>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -93,5 +94,44 @@ TEST_SUITE("cli") {
         check_bad_input("--pits 6 --seeds 0", "--seeds must be at least 1");
         check_bad_input("--pits 6 --seeds -2", "--seeds must be at least 1");
         check_bad_input("--pits six --seeds 4", "pits");
+    }
+}
+
+TEST_SUITE("cli") {
+    // The command list of `kalah --help` (and of `kalah` alone, on stderr with exit 2):
+    // every command named there answers its own --help, and the summaries line up.
+    TEST_CASE("kalah --help lists every command, each answering --help") {
+        auto r = run_kalah("--help");
+        CAPTURE(r.err);
+        REQUIRE(r.status == 0);
+        auto at = r.out.find("commands:\n");
+        REQUIRE(at != std::string::npos);
+        std::vector<std::string> names;
+        size_t column = 0;
+        std::istringstream lines(r.out.substr(at + 10));
+        for (std::string line; std::getline(lines, line) && !line.empty();) {
+            CAPTURE(line);
+            REQUIRE(line.rfind("  ", 0) == 0);
+            size_t end = line.find(' ', 2);
+            REQUIRE(end != std::string::npos);
+            size_t summary = line.find_first_not_of(' ', end);
+            REQUIRE(summary != std::string::npos);
+            CHECK(summary >= end + 2);
+            if (column == 0) column = summary;
+            CHECK(summary == column);
+            names.push_back(line.substr(2, end - 2));
+        }
+        CHECK(names.size() >= 10);
+        CHECK(std::find(names.begin(), names.end(), "verify-certificate") != names.end());
+        for (const auto& name : names) {
+            CAPTURE(name);
+            auto h = run_kalah(name + " --help");
+            CHECK(h.status == 0);
+            CHECK(h.out.find("usage: kalah " + name) != std::string::npos);
+        }
+        auto bare = run_kalah("");
+        CHECK(bare.status == 2);
+        CHECK(bare.out.empty());
+        CHECK(bare.err.find("commands:\n") != std::string::npos);
     }
 }
