@@ -41,9 +41,12 @@ std::string solver_figures_text(const SearchFigures& f) {
     return out.str();
 }
 
-// `solve --prove Q`: one null-window test settles Q instead of the exact value.
+// `solve --prove Q` and `query --prove Q`: one null-window test settles Q instead of the
+// exact value, at the start of Kalah(m,n) (is_start: the report names the game) or at any
+// position (the report names the position).
 int report_bound(const po::variables_map& vm, Solver& solver, const SolverOptions& o,
-                 const db::Database* db, const Board& start, Rule rule, const Question& q) {
+                 const db::Database* db, const Board& start, Rule rule, const Question& q,
+                 bool is_start) {
     const int m = start.pits(), n = start.own_pit(0);
     const auto t0 = std::chrono::steady_clock::now();
     const BoundAnswer a = settle(solver, start, rule, q);
@@ -51,23 +54,26 @@ int report_bound(const po::variables_map& vm, Solver& solver, const SolverOption
         solver, o, std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
     end_progress_line();
     if (vm.count("json")) {
-        Json j = {{"pits", m},
-                  {"seeds", n},
-                  {"position", format_position(start)},
-                  {"rule", rule_name(rule)},
-                  {"bound", q.text()},
-                  {"question", q.name().empty() ? "v " + q.text() : q.name()},
-                  {"proved", a.proved},
-                  {"lower", a.lower},
-                  {"upper", a.upper},
-                  {"move", a.move >= 0 ? Json(a.move_text) : Json(nullptr)},
-                  {"move_keeps", a.move >= 0 ? Json(a.kept.text()) : Json(nullptr)}};
+        // "seeds" names the game Kalah(m,n): only at its start.
+        Json j = is_start ? Json{{"pits", m}, {"seeds", n}} : Json{{"pits", m}};
+        j.update(Json{{"position", format_position(start)},
+                      {"rule", rule_name(rule)},
+                      {"bound", q.text()},
+                      {"question", q.name().empty() ? "v " + q.text() : q.name()},
+                      {"proved", a.proved},
+                      {"lower", a.lower},
+                      {"upper", a.upper},
+                      {"move", a.move >= 0 ? Json(a.move_text) : Json(nullptr)},
+                      {"move_keeps", a.move >= 0 ? Json(a.kept.text()) : Json(nullptr)}});
         add_solver_figures(j, f, db);
         std::cout << json_line(j);
         return 0;
     }
-    std::cout << "Kalah(" << m << "," << n << "), rule " << rule_name(rule) << "\n"
-              << "question: " << question_text(q) << "\n"
+    if (is_start)
+        std::cout << "Kalah(" << m << "," << n << "), rule " << rule_name(rule) << "\n";
+    else
+        std::cout << "position: " << format_position(start) << " (" << rule_name(rule) << ")\n";
+    std::cout << "question: " << question_text(q) << "\n"
               << "answer: " << (a.proved ? "proved" : "refuted") << "; proven: v in ["
               << signed_value(a.lower) << ", " << signed_value(a.upper) << "]\n";
     if (a.move >= 0)
@@ -99,7 +105,7 @@ int run_solve(const std::vector<std::string>& args) {
     if (vm.count("guess")) o.guess = guess;
     o.time_limit_seconds = time_limit_option(vm);
     Solver solver(m, rule, o);
-    if (question) return report_bound(vm, solver, o, db.get(), start, rule, *question);
+    if (question) return report_bound(vm, solver, o, db.get(), start, rule, *question, true);
     const auto t0 = std::chrono::steady_clock::now();
     const int value = solver.value(start);
     const SearchFigures f = solver_figures(
@@ -134,6 +140,8 @@ int run_query(const std::vector<std::string>& args) {
     add_game_options(opts);
     add_solver_options(opts, expert);
     add_output_options(opts);
+    add_time_limit_option(opts);
+    add_question_option(opts, "v is South's final margin from this position, stores included");
     po::variables_map vm;
     if (!parse_options("query",
                        "(--position P | --pits M --seeds N [--moves \"...\"]) [--rule R] [options]",
@@ -141,9 +149,12 @@ int run_query(const std::vector<std::string>& args) {
         return 0;
     Rule rule;
     Board b = game_from_options(vm, rule);
+    const std::optional<Question> question = question_option(vm);
     std::unique_ptr<db::Database> db;
-    Solver solver(b.pits(), rule,
-                  solver_options(vm, "query", b.pits(), rule, b.seeds_in_pits(), db, false));
+    SolverOptions o = solver_options(vm, "query", b.pits(), rule, b.seeds_in_pits(), db, false);
+    o.time_limit_seconds = time_limit_option(vm);
+    Solver solver(b.pits(), rule, o);
+    if (question) return report_bound(vm, solver, o, db.get(), b, rule, *question, false);
     const QueryReport rep = query_report(solver, b, rule);
     end_progress_line();
     if (vm.count("json")) {

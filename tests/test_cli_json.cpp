@@ -9,11 +9,14 @@
 #include <filesystem>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <random>
 #include <set>
 #include <sstream>
 #include <string>
 
 #include "cli_runner.h"
+#include "core/notation.h"
+#include "random_position.h"
 
 namespace {
 
@@ -358,6 +361,11 @@ TEST_SUITE("cli") {
                         "move_keeps", "db_seeds"},
                        position),
                   figures)},
+            {"query --position 0,2,1/1,0,2/3,4/B --prove 'v>=0' --json" + db,
+             with(with({"pits", "bound", "question", "proved", "lower", "upper", "move",
+                        "move_keeps", "db_seeds"},
+                       position),
+                  figures)},
             {"query --pits 3 --seeds 2 --moves A1 --json" + db,
              with({"to_move", "over", "value", "result", "moves", "best", "nodes", "seconds"},
                   position)},
@@ -521,6 +529,38 @@ TEST_SUITE("cli") {
         };
         CHECK(!value_line(q.out).empty());
         CHECK(value_line(q.out) == value_line(r.out));
+    }
+
+    // query --prove's one null-window test against its slow twin, the exact value of
+    // query: on random positions of both rules, either side to move, bounds on both sides
+    // of the value and both questions' directions.
+    TEST_CASE("query --prove agrees with query's exact value on random positions") {
+        std::mt19937 rng(20261205);
+        for (int i = 0; i < 24; ++i) {
+            const int m = 3 + i % 3;
+            const kalah::Board b = random_position(rng, m, 6 + int(rng() % 12));
+            const std::string rule = i % 2 ? "empty-capture" : "standard";
+            const std::string base = "query --position " + kalah::format_position(b) + " --rule " +
+                                     rule + " --db /nonexistent --tt-mb 16 -q --json";
+            CAPTURE(base);
+            const json exact = parse_json(run_kalah(base));
+            const int v = exact["value"].get<int>();
+            const int bound = v + int(rng() % 7) - 3;
+            for (const std::string op : {">=", "<="}) {
+                const json a =
+                    parse_json(run_kalah(base + " --prove 'v" + op + std::to_string(bound) + "'"));
+                CAPTURE(op);
+                CAPTURE(bound);
+                CHECK(a["proved"].get<bool>() == (op == ">=" ? v >= bound : v <= bound));
+                CHECK(a["lower"].get<int>() <= v);
+                CHECK(a["upper"].get<int>() >= v);
+                CHECK(a["position"] == exact["position"]);
+                CHECK(!a.contains("seeds"));
+            }
+        }
+        const auto bad = run_kalah("query --position 0,2,1/1,0,2/3,4/B --prove 'v=>2'");
+        CHECK(bad.status == 2);
+        CHECK(bad.err.find("--prove") != std::string::npos);
     }
 
     TEST_CASE("solve --time-limit: a search past it stops, exit 3 and one line; bad limits") {
