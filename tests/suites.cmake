@@ -146,6 +146,12 @@ if(KALAH_PYTHON3 AND KALAH_SANITIZE STREQUAL "" AND NOT KALAH_FUZZ)
            COMMAND bash ${PROJECT_SOURCE_DIR}/tests/certificates_test.sh $<TARGET_FILE:kalah>
                    ${KALAH_PYTHON3})
   set_tests_properties(certificates PROPERTIES TIMEOUT 300)
+  # scripts/journal_positions.py and scripts/trace_costs.py on a tiny campaign: every
+  # decoded bound record re-tested by query --prove, the per-pass sums against the campaign's.
+  add_test(NAME trace-scripts
+           COMMAND bash ${PROJECT_SOURCE_DIR}/tests/trace_scripts_test.sh $<TARGET_FILE:kalah>
+                   ${KALAH_PYTHON3})
+  set_tests_properties(trace-scripts PROPERTIES TIMEOUT 300)
 endif()
 # checker/plain_solver, the second solver (no code shared with kalah), against kalah query on
 # random positions with and without a small database and its table, on the certificates of
