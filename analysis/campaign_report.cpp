@@ -1,6 +1,7 @@
 // What `kalah campaign` prints (analysis/campaign_report.h).
 #include "analysis/campaign_report.h"
 
+#include <algorithm>
 #include <sstream>
 
 namespace kalah::analysis {
@@ -21,6 +22,32 @@ std::vector<RootMove> root_moves(const ProofTree& tree, Rule rule) {
         const MoveResult r = b.play(mb.pit, rule);
         out.push_back({format_move(Side::South, mb.pit, r), mb.lo, mb.hi});
     }
+    return out;
+}
+
+// The root mover's first turns in notation ("A1+ A2"), with their bounds.
+std::vector<RootMove> root_turns(const ProofTree& tree, Rule rule) {
+    std::vector<RootMove> out;
+    for (const auto& tb : tree.root_turns()) {
+        Board b = tree.root();
+        std::string text;
+        for (const int pit : tb.pits) {
+            const MoveResult r = b.play(pit, rule);
+            if (!text.empty()) text += ' ';
+            text += format_move(Side::South, pit, r);
+        }
+        out.push_back({text, tb.lo, tb.hi});
+    }
+    return out;
+}
+
+// "A1+ [-4, +6], A2 +2": moves or turns with their bounds (one value where exact).
+std::string bounds_list_text(const std::vector<RootMove>& list) {
+    std::string out;
+    for (const RootMove& mv : list)
+        out += (out.empty() ? "" : ", ") + mv.text + " " +
+               (mv.lo == mv.hi ? signed_value(mv.lo)
+                               : "[" + signed_value(mv.lo) + ", " + signed_value(mv.hi) + "]");
     return out;
 }
 
@@ -64,11 +91,21 @@ std::string run_nodes_text(const CampaignRun& r) {
 }  // namespace
 
 std::string root_moves_text(const ProofTree& tree, Rule rule) {
-    std::string out;
-    for (const RootMove& mv : root_moves(tree, rule))
-        out += (out.empty() ? "" : ", ") + mv.text + " " +
-               (mv.lo == mv.hi ? signed_value(mv.lo)
-                               : "[" + signed_value(mv.lo) + ", " + signed_value(mv.hi) + "]");
+    return bounds_list_text(root_moves(tree, rule));
+}
+
+std::string root_turns_text(const ProofTree& tree, Rule rule) {
+    const std::vector<RootMove> turns = root_turns(tree, rule);
+    const bool longer = std::any_of(turns.begin(), turns.end(), [](const RootMove& t) {
+        return t.text.find(' ') != std::string::npos;
+    });
+    return longer ? bounds_list_text(turns) : std::string();
+}
+
+Json root_turns_json(const ProofTree& tree, Rule rule) {
+    Json out = Json::array();
+    for (const RootMove& t : root_turns(tree, rule))
+        out.push_back({{"turn", t.text}, {"lower", t.lo}, {"upper", t.hi}});
     return out;
 }
 
@@ -112,6 +149,7 @@ std::string campaign_run_json(const CampaignRun& r) {
         j["bound"] = r.question->text();
         j["proved"] = r.proved;
         j["moves"] = root_moves_json(*r.tree, r.rule);
+        j["turns"] = root_turns_json(*r.tree, r.rule);
     } else {
         Json best = Json::array();
         for (const auto& b : best_move_texts(*r.tree, r.rule, r.start)) best.push_back(b);
@@ -136,6 +174,8 @@ std::string campaign_run_text(const CampaignRun& r) {
             << signed_value(p.root_lo) << ", " << signed_value(p.root_hi) << "]\n";
         if (const std::string moves = root_moves_text(*r.tree, r.rule); !moves.empty())
             out << "first moves: " << moves << "\n";
+        if (const std::string turns = root_turns_text(*r.tree, r.rule); !turns.empty())
+            out << "first turns: " << turns << "\n";
         out << jobs_text(p) << "\n" << run_nodes_text(r) << "\n";
         return out.str();
     }
@@ -169,6 +209,7 @@ std::string campaign_status_json(const CampaignStatus& s) {
         j["proved"] = s.decided ? Json(s.proved) : Json(nullptr);
     }
     j["moves"] = root_moves_json(*s.tree, s.params.rule);
+    j["turns"] = root_turns_json(*s.tree, s.params.rule);
     if (exact) {
         j["value"] = p.root_lo;
         j["result"] = result_letter(p.root_lo);
@@ -192,6 +233,8 @@ std::string campaign_status_text(const CampaignStatus& s) {
         << "\n";
     if (const std::string moves = root_moves_text(*s.tree, s.params.rule); !moves.empty())
         out << "first moves: " << moves << "\n";
+    if (const std::string turns = root_turns_text(*s.tree, s.params.rule); !turns.empty())
+        out << "first turns: " << turns << "\n";
     if (s.question)
         out << "question: " << question_text(*s.question) << ": "
             << (s.decided ? (s.proved ? "proved" : "refuted") : "open") << "\n";

@@ -18,6 +18,11 @@ namespace kalah::analysis {
 // "A1 [-4, +6], A2+ [+2, +2]" as text, [{"move", "lower", "upper"}] as JSON.
 std::string root_moves_text(const campaign::ProofTree& tree, Rule rule);
 Json root_moves_json(const campaign::ProofTree& tree, Rule rule);
+// The root mover's first turns ("A1+ A2 [+2, +68], ..."), extra moves followed as far as
+// the tree has expanded them (ProofTree::root_turns); "" when every turn is one move (the
+// first moves say it all). The JSON always lists them: [{"turn", "lower", "upper"}].
+std::string root_turns_text(const campaign::ProofTree& tree, Rule rule);
+Json root_turns_json(const campaign::ProofTree& tree, Rule rule);
 
 // The fields a run's JSON and --status --json share. The ETA (campaign/campaign.h, Eta):
 // null while unknown, 0 once the value is exact.

@@ -337,6 +337,27 @@ std::vector<ProofTree::MoveBounds> ProofTree::root_moves() const {
     return out;
 }
 
+std::vector<ProofTree::TurnBounds> ProofTree::root_turns() const {
+    std::vector<TurnBounds> out;
+    std::vector<int> played;
+    // gain: what the turn's earlier moves put in the stores (the root mover's view); an
+    // extra move's position is seen from the same mover, so its moves' bounds add to it.
+    auto walk = [&](auto&& self, int node, int gain) -> void {
+        for (const Edge& e : nodes_[node].edges) {
+            played.push_back(e.pit);
+            if (e.step.extra && !e.step.over && nodes_[e.child].expanded) {
+                self(self, e.child, gain + e.step.gain);
+            } else {
+                const auto [lo, hi] = edge_bounds(e);
+                out.push_back({played, gain + lo, gain + hi});
+            }
+            played.pop_back();
+        }
+    };
+    walk(walk, 0, 0);
+    return out;
+}
+
 std::optional<ProofTree::Place> ProofTree::place(const Board& pits) const {
     const auto it = index_.find(pits.pits_key());
     if (it == index_.end()) return std::nullopt;

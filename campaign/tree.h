@@ -143,6 +143,15 @@ class ProofTree {
         int lo = 0, hi = 0;
     };
     std::vector<MoveBounds> root_moves() const;
+    // The root mover's first turns with their proven bounds (the same view as root_moves):
+    // a move that gives an extra move is followed into its position's moves while the tree
+    // has expanded it, so "A1+ A2" is one turn; a turn whose extra-move position is not
+    // expanded yet ends at that move. Pits 0-based, in the order played; in pit order.
+    struct TurnBounds {
+        std::vector<int> pits;
+        int lo = 0, hi = 0;
+    };
+    std::vector<TurnBounds> root_turns() const;
 
     // Bounds on v of any position in the tree or named by a record (for tests).
     std::pair<int, int> bounds(const Board& pits) const;

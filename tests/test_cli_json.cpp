@@ -91,6 +91,7 @@ const std::map<std::string, Check>& vocabulary() {
         {"best_turn", is_string},
         {"pv", is_string},
         {"moves", is_array},
+        {"turns", is_array},
         {"score", is_score},
         {"to_move", is_to_move},
         {"over", is_bool},
@@ -166,6 +167,7 @@ const std::map<std::string, Check>& item_vocabulary() {
         {"lower", is_int},
         {"upper", is_int},
         {"opening", is_string},
+        {"turn", is_string},
         {"north", [](const json& x) { return x == "keep" || x == "swap" || x == "either"; }},
         {"pie_value", is_int},
         {"seeds", is_count},
@@ -213,7 +215,7 @@ void check_schema(const json& j, const std::vector<std::string>& required) {
         CAPTURE(key);
         CHECK(j.contains(key));
     }
-    for (const char* list : {"moves", "openings", "layers", "positions"})
+    for (const char* list : {"moves", "turns", "openings", "layers", "positions"})
         if (j.contains(list)) {
             for (const json& item : j[list]) {
                 if (item.is_object())

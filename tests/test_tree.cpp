@@ -51,6 +51,35 @@ TEST_SUITE("campaign") {
                         CHECK(lo <= v);
                         CHECK(v <= hi);
                     }
+                    // Each first turn's bounds hold the brute-force worth of the position
+                    // after it (the root mover's stores plus the pits' value), and a turn
+                    // goes on after an extra move exactly while the tree expanded it.
+                    const auto turns = tree.root_turns();
+                    CHECK(turns.size() >= tree.root_moves().size());
+                    for (const auto& turn : turns) {
+                        Board b = pos;
+                        const Side mover = b.to_move();
+                        bool extra = false;
+                        for (const int pit : turn.pits) {
+                            REQUIRE((b.legal_mask() >> pit & 1u));
+                            extra = b.play(pit, rule).extra;
+                        }
+                        int worth = b.store(mover) - b.store(other(mover));
+                        if (!b.over()) {
+                            const int pv = bf.pits_value(ref::from_board(b));
+                            worth += b.to_move() == mover ? pv : -pv;
+                        }
+                        CAPTURE(turn.pits.size());
+                        CHECK(turn.lo <= worth);
+                        CHECK(worth <= turn.hi);
+                        if (extra) {  // cut at an extra move: its position not expanded
+                            bool expanded = false;
+                            for (size_t i = 0; i < tree.size(); ++i)
+                                if (tree.node(int(i)).pos.pits_key() == b.pits_key())
+                                    expanded = tree.node(int(i)).expanded;
+                            CHECK(!expanded);
+                        }
+                    }
                     // The records alone rebuild the same tree.
                     ProofTree again(CampaignParams{m, 10, rule}, nullptr, pos);
                     for (const auto& r : records) again.apply(r);
