@@ -61,6 +61,27 @@ PY
 "$py" "$src/scripts/trace_costs.py" "$dir/c/trace.csv" >"$dir/costs.txt"
 grep -q "^pass v >= " "$dir/costs.txt"
 
+# turn_costs.py: the first turns of --status, every record charged once (jobs and nodes add
+# up to the journal's), the root's own records to "(root)".
+turns=$("$kalah" campaign --status --dir "$dir/c" --json --db /nonexistent 2>/dev/null |
+    "$py" -c 'import json, sys; print(",".join(t["turn"] for t in json.load(sys.stdin)["turns"]))')
+[ -n "$turns" ] || { echo "no first turns"; exit 1; }
+"$py" "$src/scripts/turn_costs.py" "$dir/c/journal.kcj" "$dir/c/trace.csv" --turns "$turns" \
+    --kalah "$kalah" --json >"$dir/turns.json"
+"$py" - "$dir/c.json" "$dir/turns.json" "$dir/c/trace.csv" "$turns" <<'PY'
+import csv, json, sys
+run = json.load(open(sys.argv[1])); t = json.load(open(sys.argv[2]))
+rows = list(csv.DictReader(open(sys.argv[3])))
+jobs = sum(v["jobs"] for passes in t.values() for v in passes.values())
+nodes = sum(v["nodes"] for passes in t.values() for v in passes.values())
+assert jobs == run["jobs"], (jobs, run["jobs"])
+assert nodes == sum(int(r["nodes"]) for r in rows)
+assert "(unplaced)" not in t, t.get("(unplaced)")
+assert "(root)" in t
+assert set(t) - {"(root)"} <= set(sys.argv[4].split(",")) | {
+    " ".join(x.split()[:i]) for x in sys.argv[4].split(",") for i in range(1, len(x.split()))}
+PY
+
 # A damaged record ends the good part: the records before it only.
 n=$(($(wc -l <"$dir/records.txt") - 1))
 cp "$dir/c/journal.kcj" "$dir/bad.kcj"
