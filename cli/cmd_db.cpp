@@ -161,6 +161,9 @@ int run_verify(const std::vector<std::string>& args) {
         ("rule", po::value<std::string>(), "check only this rule")
         ("sample", po::value<uint64_t>()->default_value(0),
          "re-derive N entries a layer, drawn at random (0: every entry)")
+        ("memory-gb", po::value<double>()->default_value(16),
+         "bound on the layers held one byte an entry in GiB: the layer checked, and the "
+         "lower ones without a good packed twin (those with one are read in it, mapped)")
         ("manifest", po::value<std::string>(),
          "instead: compare each layer's value hash with the manifest FILE (results/value-hashes.txt)");
     // clang-format on
@@ -180,6 +183,9 @@ int run_verify(const std::vector<std::string>& args) {
     if (vm.count("rule")) o.rule = parse_rule(vm["rule"].as<std::string>());
     o.threads = threads_option(vm);
     o.sample = vm["sample"].as<uint64_t>();
+    o.memory_gb = vm["memory-gb"].as<double>();
+    if (!(o.memory_gb > 0) || !std::isfinite(o.memory_gb))
+        throw InputError("--memory-gb must be a positive number");
     if (!quiet(vm)) o.log = &std::cerr;
     if (vm.count("manifest")) return verify_manifest(vm, o);
     const auto res = db::verify_database(o);

@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <map>
+#include <optional>
 #include <ostream>
 #include <regex>
 #include <stdexcept>
@@ -21,8 +22,50 @@ namespace {
 
 namespace fs = std::filesystem;
 
+// The layers a re-derivation reads: each one byte an entry (raw) or, once its packed twin
+// has been found equal to its layer file entry for entry, probed in that twin mapped (the
+// page cache's memory, not the process's): so a deep database is checked in the memory of
+// one raw layer plus the lower layers that have no good twin.
+class Layers {
+  public:
+    int get(int s, uint64_t r) const {
+        const Layer& l = layers_[s];
+        return l.mapped ? l.twin.get(r) : l.raw[r];
+    }
+    void add_raw(std::vector<int8_t> values) {
+        layers_.emplace_back();
+        layers_.back().raw = std::move(values);
+    }
+    void hold_twin(int s, PackedLayer twin) {
+        layers_[s].twin = std::move(twin);
+        layers_[s].mapped = true;
+        std::vector<int8_t>().swap(layers_[s].raw);
+    }
+    const std::vector<int8_t>& raw(int s) const { return layers_[s].raw; }
+    bool mapped(int s) const { return layers_[s].mapped; }
+    // The first mapped twin whose file was cut while mapped (its values read as zeros), or -1.
+    int faulted() const {
+        for (size_t s = 0; s < layers_.size(); ++s)
+            if (layers_[s].mapped && layers_[s].twin.faulted()) return static_cast<int>(s);
+        return -1;
+    }
+    uint64_t raw_bytes() const {
+        uint64_t b = 0;
+        for (const Layer& l : layers_) b += l.raw.size();
+        return b;
+    }
+
+  private:
+    struct Layer {
+        std::vector<int8_t> raw;
+        PackedLayer twin;
+        bool mapped = false;
+    };
+    std::vector<Layer> layers_;
+};
+
 // Value of b (stores zero) recomputed from the stored values of its successors.
-int rederive(const Board& b, Rule rule, const std::vector<std::vector<int8_t>>& layers) {
+int rederive(const Board& b, Rule rule, const Layers& layers) {
     if (b.over()) return b.seeds_in_row_own() - b.seeds_in_row_opp();
     const Side me = b.to_move();
     int best = -1000;
@@ -32,7 +75,7 @@ int rederive(const Board& b, Rule rule, const std::vector<std::vector<int8_t>>& 
         c.play(pit, rule);
         int v = c.store(me) - c.store(other(me));
         if (!c.over()) {
-            const int child = layers[c.seeds_in_pits()][rank_board(c)];
+            const int child = layers.get(c.seeds_in_pits(), rank_board(c));
             v += c.to_move() == me ? child : -child;
         }
         best = std::max(best, v);
@@ -40,54 +83,72 @@ int rederive(const Board& b, Rule rule, const std::vector<std::vector<int8_t>>& 
     return best;
 }
 
+// Layer by layer, from 0 up: the file read and checked (blocks and file checksum), its
+// twin compared entry for entry, every (or the sampled) entry re-derived; then the layer
+// is held for the layers above it through its twin when the twin was found equal, else
+// raw. A damaged or missing layer file ends the set (the layers above it are not checked).
 void verify_set(int m, Rule rule, const std::map<int, fs::path>& found, const VerifyOptions& opts,
                 VerifyResult& res) {
-    std::vector<std::vector<int8_t>> layers;
-    std::vector<std::string> names;
-    std::vector<uint64_t> checksums;  // each layer file's checksum, which its twin names
+    Layers layers;
     const int top = found.rbegin()->first;
+    const double budget = opts.memory_gb * double(1ull << 30);
     for (int s = 0; s <= top; ++s) {
         auto it = found.find(s);
         if (it == found.end()) {
             res.problems.push_back(layer_file_name(m, rule, s) + ": missing (layers run 0.." +
                                    std::to_string(top) + " with a gap)");
-            break;
+            return;
+        }
+        std::string name;
+        uint64_t checksum = 0;
+        const uint64_t n = layer_size(2 * m, s);
+        if (static_cast<double>(layers.raw_bytes() + n) > budget) {
+            res.problems.push_back(layer_file_name(m, rule, s) + ": not checked: with the " +
+                                   std::to_string(layers.raw_bytes() >> 20) +
+                                   " MiB of lower layers held raw (no good twin) it needs more " +
+                                   "than --memory-gb");
+            return;
         }
         try {
             auto f = LayerFile::open(it->second.string(), m, rule, s);
-            layers.push_back(f->read_all());
-            names.push_back(f->name());
-            checksums.push_back(f->header().file_checksum);
+            layers.add_raw(f->read_all());
+            name = f->name();
+            checksum = f->header().file_checksum;
         } catch (const FormatError& e) {
             res.problems.push_back(e.what());
-            break;
+            return;
         }
-    }
-    // Packed twins: every check of read_file, then every entry equal to the layer file's.
-    for (int s = 0; s < static_cast<int>(layers.size()); ++s) {
-        const fs::path twin = found.at(s).parent_path() / PackedLayer::file_name(m, rule, s);
+        // Its packed twin: every check of read_file, then every entry equal to the file's.
+        std::optional<PackedLayer> good_twin;
+        const fs::path twin = it->second.parent_path() / PackedLayer::file_name(m, rule, s);
         std::error_code ec;
         // Any entry of the twin's name is checked (a symbolic link loop or a FIFO too).
-        if (!fs::exists(fs::symlink_status(twin, ec))) continue;
-        try {
-            const PackedLayer p = PackedLayer::read_file(twin.string(), m, rule, s, checksums[s]);
-            std::vector<int8_t> values(p.size());
-            p.unpack(values.data());
-            uint64_t r = 0;
-            while (r < values.size() && values[r] == layers[s][r]) ++r;
-            if (r < values.size())
-                res.problems.push_back(twin.filename().string() + ": entry " + std::to_string(r) +
-                                       " holds " + std::to_string(values[r]) + ", its layer file " +
-                                       std::to_string(layers[s][r]));
-            else
-                res.twins++;
-        } catch (const FormatError& e) {
-            res.problems.push_back(e.what());
+        if (fs::exists(fs::symlink_status(twin, ec))) {
+            try {
+                PackedLayer p = PackedLayer::read_file(twin.string(), m, rule, s, checksum,
+                                                       PackedLayer::Load::Mapped);
+                const std::vector<int8_t>& values = layers.raw(s);
+                uint64_t first_diff = n;
+#pragma omp parallel for schedule(static) reduction(min : first_diff)
+                for (int64_t r = 0; r < static_cast<int64_t>(n); ++r)
+                    if (p.get(static_cast<uint64_t>(r)) != values[r])
+                        first_diff = std::min(first_diff, static_cast<uint64_t>(r));
+                if (p.faulted())
+                    throw FormatError(twin.filename().string() + ": truncated while mapped");
+                if (first_diff < n)
+                    res.problems.push_back(twin.filename().string() + ": entry " +
+                                           std::to_string(first_diff) + " holds " +
+                                           std::to_string(p.get(first_diff)) + ", its layer file " +
+                                           std::to_string(values[first_diff]));
+                else {
+                    good_twin.emplace(std::move(p));
+                    res.twins++;
+                }
+            } catch (const FormatError& e) {
+                res.problems.push_back(e.what());
+            }
         }
-    }
-    for (int s = 0; s < static_cast<int>(layers.size()); ++s) {
         const auto t0 = std::chrono::steady_clock::now();
-        const uint64_t n = layers[s].size();
         // Every rank, or opts.sample of them drawn by splitmix64 from a seed of (m, rule, s).
         const bool sampled = opts.sample > 0 && opts.sample < n;
         const uint64_t count = sampled ? opts.sample : n;
@@ -100,6 +161,7 @@ void verify_set(int m, Rule rule, const std::map<int, fs::path>& found, const Ve
             z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
             return (z ^ (z >> 31)) % n;
         };
+        const std::vector<int8_t>& values = layers.raw(s);
         uint64_t first_bad = n;
 #pragma omp parallel
         {
@@ -111,10 +173,17 @@ void verify_set(int m, Rule rule, const std::map<int, fs::path>& found, const Ve
                 uint8_t c[kMaxIndexPits];
                 unrank(r, s, 2 * m, c);
                 const Board b = board_from_configuration(c, m);
-                if (rederive(b, rule, layers) != layers[s][r]) local_bad = std::min(local_bad, r);
+                if (rederive(b, rule, layers) != values[r]) local_bad = std::min(local_bad, r);
             }
 #pragma omp critical
             first_bad = std::min(first_bad, local_bad);
+        }
+        // A lower layer's twin cut while mapped was read as zeros: nothing re-derived from
+        // it counts.
+        if (const int cut = layers.faulted(); cut >= 0) {
+            res.problems.push_back(PackedLayer::file_name(m, rule, cut) +
+                                   ": truncated while mapped");
+            return;
         }
         res.entries += count;
         const double sec =
@@ -123,20 +192,21 @@ void verify_set(int m, Rule rule, const std::map<int, fs::path>& found, const Ve
             uint8_t c[kMaxIndexPits];
             unrank(first_bad, s, 2 * m, c);
             const Board b = board_from_configuration(c, m);
-            res.problems.push_back(names[s] + ": entry " + std::to_string(first_bad) + " (" +
+            res.problems.push_back(name + ": entry " + std::to_string(first_bad) + " (" +
                                    format_position(b) + ") holds " +
-                                   std::to_string(layers[s][first_bad]) + ", re-derived " +
+                                   std::to_string(values[first_bad]) + ", re-derived " +
                                    std::to_string(rederive(b, rule, layers)));
         } else {
             res.files++;
         }
         if (opts.log) {
             char buf[200];
-            std::snprintf(buf, sizeof buf, "%s: %llu %sentries %s (%.1fs)\n", names[s].c_str(),
+            std::snprintf(buf, sizeof buf, "%s: %llu %sentries %s (%.1fs)\n", name.c_str(),
                           (unsigned long long)count, sampled ? "sampled " : "",
                           first_bad < n ? "BAD" : "ok", sec);
             *opts.log << buf << std::flush;
         }
+        if (good_twin) layers.hold_twin(s, std::move(*good_twin));
     }
 }
 

@@ -19,6 +19,9 @@ struct VerifyOptions {
     // 0: re-derive every entry; N > 0: N entries a layer (all of a smaller layer), at ranks
     // drawn by a fixed generator (the same ranks on every run).
     uint64_t sample = 0;
+    // Bound on the layers held one byte an entry, GiB: the layer being checked and the
+    // lower layers without a good twin (those with one are probed in it, mapped).
+    double memory_gb = 16;
     std::ostream* log = nullptr;  // one line per file checked
 };
 

@@ -20,6 +20,7 @@
 #include "db/builder.h"
 #include "db/database.h"
 #include "db/format.h"
+#include "db/packed.h"
 #include "db/verify.h"
 #include "db_fixtures.h"
 #include "temp_dir.h"
@@ -601,6 +602,69 @@ TEST_SUITE("db") {
         CHECK(r.status == 0);
         for (int s = 0; s <= 16; ++s)
             CHECK(slurp(dir.file(4, Rule::Standard, s)) == slurp(ref.file(4, Rule::Standard, s)));
+    }
+
+    // verify_database holds a checked layer for the layers above it in its packed twin
+    // (mapped) once the twin equals the file, so a deep database is checked in the memory
+    // of one raw layer; lower layers without a good twin are held raw, within memory_gb.
+    TEST_CASE("verify: lower layers read in their twins, memory bounded by memory_gb") {
+        TempDir dir("verify_memory");
+        db::BuildOptions b;  // with the packed twins (the fixture's build() has none)
+        b.dir = dir.path.string();
+        b.m = 4;
+        b.rule = Rule::EmptyCapture;
+        b.max_seeds = 12;
+        b.memory_gb = 1;
+        b.block_size = 4096;
+        db::build_database(b);
+        const uint64_t top = db::layer_size(8, 12), all = db::layer_size(9, 12);
+        db::VerifyOptions o;
+        o.dir = dir.path.string();
+        // Room for the largest layer raw and a quarter more: less than all of them.
+        o.memory_gb = double(top + top / 4) / double(1ull << 30);
+        REQUIRE(top + top / 4 < all);
+        auto res = db::verify_database(o);
+        CAPTURE(res.problems.size());
+        CHECK(res.ok());
+        CHECK(res.files == 13);
+        CHECK(res.twins == 13);
+        CHECK(res.entries == all);
+        // Damage in a lower layer whose twin agrees with it (both rewritten with one value
+        // off) is still found: the layer above re-derives against the twin's values.
+        auto f = db::LayerFile::open(dir.file(4, Rule::EmptyCapture, 9), 4, Rule::EmptyCapture, 9);
+        auto values = f->read_all();
+        f.reset();
+        values[values.size() / 2] = static_cast<int8_t>(values[values.size() / 2] + 2);
+        db::write_layer(dir.file(4, Rule::EmptyCapture, 9), 4, Rule::EmptyCapture, 9, values.data(),
+                        values.size(), 4096);
+        const std::string twin =
+            (dir.path / db::PackedLayer::file_name(4, Rule::EmptyCapture, 9)).string();
+        const auto rewritten =
+            db::LayerFile::open(dir.file(4, Rule::EmptyCapture, 9), 4, Rule::EmptyCapture, 9);
+        db::PackedLayer::pack(values.data(), values.size(), 9)
+            .write_file(twin, 4, Rule::EmptyCapture, rewritten->header().file_checksum);
+        res = db::verify_database(o);
+        CHECK(!res.ok());
+        CHECK(res.twins == 13);  // the rewritten twin equals its (wrong) file
+        CHECK(any_problem_has(res, db::layer_file_name(4, Rule::EmptyCapture, 9) + ": entry "));
+        // Without the twins every lower layer is held raw: the bound stops the check with
+        // one problem naming the layer, instead of growing past it.
+        for (int s = 0; s <= 12; ++s)
+            std::filesystem::remove(dir.path /
+                                    db::PackedLayer::file_name(4, Rule::EmptyCapture, s));
+        res = db::verify_database(o);
+        CHECK(!res.ok());
+        CHECK(res.twins == 0);
+        CHECK(any_problem_has(res, "needs more than --memory-gb"));
+        o.memory_gb = 1;
+        res = db::verify_database(o);
+        CHECK(!res.ok());  // layer 9 is still wrong, and nothing else stops the check
+        CHECK(any_problem_has(res, db::layer_file_name(4, Rule::EmptyCapture, 9) + ": entry "));
+        CHECK(!any_problem_has(res, "--memory-gb"));
+        CHECK(res.entries == all);
+        auto bad = run_kalah("verify-db --memory-gb 0 --db " + dir.path.string());
+        CHECK(bad.status == 2);
+        CHECK(bad.err.find("--memory-gb") != std::string::npos);
     }
 
     TEST_CASE("verify --sample: N entries a layer, the same ranks every run, damage found") {
