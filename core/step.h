@@ -63,15 +63,17 @@ inline MoveStep play_step(Board& b, int pit, Rule rule) {
 }
 
 // The gain of a move played on a board whose stores were empty (a pits-only position, as
-// the search, the proof tree and the database builder see them), from the board after the
-// move and what Board::play said: the search's hot path takes it without a MoveStep.
-// The same from the stores after the move (the builder's kernel keeps raw cells).
+// the search, the proof tree and the database builder see them), from the stores after the
+// move (the mover's view) and what Board::play said; the builder's kernel, which keeps raw
+// cells, calls it so.
 [[gnu::always_inline]] inline int gain_from_stores(int own_store, int opp_store, bool extra,
                                                    bool over) {
     if (over) return own_store - opp_store;
     // Only the mover's store grew; after a move that passes the turn it is opp.
     return extra ? own_store : opp_store;
 }
+// The same from the board after the move: the search's hot path takes it without a
+// MoveStep.
 [[gnu::always_inline]] inline int gain_from_pits(const Board& after, MoveResult r) {
     return gain_from_stores(after.own_store(), after.opp_store(), r.extra, r.over);
 }

@@ -13,6 +13,7 @@
 #include <stdexcept>
 
 #include "core/notation.h"
+#include "db/builder.h"
 #include "db/format.h"
 #include "db/index.h"
 #include "db/packed.h"
@@ -22,50 +23,13 @@ namespace {
 
 namespace fs = std::filesystem;
 
-// The layers a re-derivation reads: each one byte an entry (raw) or, once its packed twin
-// has been found equal to its layer file entry for entry, probed in that twin mapped (the
-// page cache's memory, not the process's): so a deep database is checked in the memory of
-// one raw layer plus the lower layers that have no good twin.
-class Layers {
-  public:
-    int get(int s, uint64_t r) const {
-        const Layer& l = layers_[s];
-        return l.mapped ? l.twin.get(r) : l.raw[r];
-    }
-    void add_raw(std::vector<int8_t> values) {
-        layers_.emplace_back();
-        layers_.back().raw = std::move(values);
-    }
-    void hold_twin(int s, PackedLayer twin) {
-        layers_[s].twin = std::move(twin);
-        layers_[s].mapped = true;
-        std::vector<int8_t>().swap(layers_[s].raw);
-    }
-    const std::vector<int8_t>& raw(int s) const { return layers_[s].raw; }
-    bool mapped(int s) const { return layers_[s].mapped; }
-    // The first mapped twin whose file was cut while mapped (its values read as zeros), or -1.
-    int faulted() const {
-        for (size_t s = 0; s < layers_.size(); ++s)
-            if (layers_[s].mapped && layers_[s].twin.faulted()) return static_cast<int>(s);
-        return -1;
-    }
-    uint64_t raw_bytes() const {
-        uint64_t b = 0;
-        for (const Layer& l : layers_) b += l.raw.size();
-        return b;
-    }
-
-  private:
-    struct Layer {
-        std::vector<int8_t> raw;
-        PackedLayer twin;
-        bool mapped = false;
-    };
-    std::vector<Layer> layers_;
-};
-
 // Value of b (stores zero) recomputed from the stored values of its successors.
-int rederive(const Board& b, Rule rule, const Layers& layers) {
+// The layers a re-derivation reads (the builder's LayerSet, as storage only): each one
+// byte an entry, or, once its packed twin has been found equal to its layer file entry
+// for entry, probed in that twin mapped (the page cache's memory, not the process's). So
+// a deep database is checked in the memory of one raw layer plus the lower layers that
+// have no good twin.
+int rederive(const Board& b, Rule rule, const LayerSet& layers) {
     if (b.over()) return b.seeds_in_row_own() - b.seeds_in_row_opp();
     const Side me = b.to_move();
     int best = -1000;
@@ -89,7 +53,12 @@ int rederive(const Board& b, Rule rule, const Layers& layers) {
 // raw. A damaged or missing layer file ends the set (the layers above it are not checked).
 void verify_set(int m, Rule rule, const std::map<int, fs::path>& found, const VerifyOptions& opts,
                 VerifyResult& res) {
-    Layers layers;
+    LayerSet layers;
+    auto raw_bytes = [&layers] {
+        uint64_t b = 0;
+        for (int i = 0; i < layers.size(); ++i) b += layers.raw(i).size();
+        return b;
+    };
     const int top = found.rbegin()->first;
     const double budget = opts.memory_gb * double(1ull << 30);
     for (int s = 0; s <= top; ++s) {
@@ -102,16 +71,16 @@ void verify_set(int m, Rule rule, const std::map<int, fs::path>& found, const Ve
         std::string name;
         uint64_t checksum = 0;
         const uint64_t n = layer_size(2 * m, s);
-        if (static_cast<double>(layers.raw_bytes() + n) > budget) {
+        if (static_cast<double>(raw_bytes() + n) > budget) {
             res.problems.push_back(layer_file_name(m, rule, s) + ": not checked: with the " +
-                                   std::to_string(layers.raw_bytes() >> 20) +
+                                   std::to_string(raw_bytes() >> 20) +
                                    " MiB of lower layers held raw (no good twin) it needs more " +
                                    "than --memory-gb");
             return;
         }
         try {
             auto f = LayerFile::open(it->second.string(), m, rule, s);
-            layers.add_raw(f->read_all());
+            layers.add(f->read_all());
             name = f->name();
             checksum = f->header().file_checksum;
         } catch (const FormatError& e) {
@@ -180,7 +149,7 @@ void verify_set(int m, Rule rule, const std::map<int, fs::path>& found, const Ve
         }
         // A lower layer's twin cut while mapped was read as zeros: nothing re-derived from
         // it counts.
-        if (const int cut = layers.faulted(); cut >= 0) {
+        if (const int cut = layers.faulted_layer(); cut >= 0) {
             res.problems.push_back(PackedLayer::file_name(m, rule, cut) +
                                    ": truncated while mapped");
             return;
@@ -206,7 +175,7 @@ void verify_set(int m, Rule rule, const std::map<int, fs::path>& found, const Ve
                           first_bad < n ? "BAD" : "ok", sec);
             *opts.log << buf << std::flush;
         }
-        if (good_twin) layers.hold_twin(s, std::move(*good_twin));
+        if (good_twin) layers.hold(s, std::move(*good_twin));
     }
 }
 

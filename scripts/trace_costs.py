@@ -156,7 +156,7 @@ def main():
     except (OSError, KeyError, ValueError) as e:
         print(f"trace_costs.py: {a.trace}: {e}", file=sys.stderr)
         return 2
-    betas = sorted({r["pass"] for r in rows}, key=lambda b: [r["pass"] for r in rows].index(b))
+    betas = list(dict.fromkeys(r["pass"] for r in rows))  # in the order the passes ran
     if a.beta is not None:
         if a.beta not in betas:
             print(f"trace_costs.py: {a.trace}: no pass v >= {a.beta}", file=sys.stderr)

@@ -65,9 +65,7 @@ def main():
             for i in range(1, len(parts)):  # the positions the turn passes through
                 label.setdefault(position_after(" ".join(parts[:i])), " ".join(parts[:i]))
         for t in turns:
-            k = position_after(t)
-            if label.get(k) in (None,):
-                label[k] = t
+            label.setdefault(position_after(t), t)
     except ValueError as e:
         print(f"turn_costs.py: {e}", file=sys.stderr)
         return 2
