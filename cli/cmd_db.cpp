@@ -62,6 +62,10 @@ int run_build(const std::vector<std::string>& args) {
          "entry), packed (~0.45 bytes), mapped (their packed twins mapped: page cache the "
          "kernel may drop while the top layer is written), or auto (the first of these "
          "three whose build fits in --memory-gb)")
+        ("top-layer", po::value<std::string>()->default_value("auto"),
+         "how the top layer is solved: whole (in memory, a byte an entry), groups (one pair "
+         "of row-total groups at a time, through group files on disk: the memory of the "
+         "largest pair; resumable pair by pair), or auto (whole when it fits in --memory-gb)")
         ("no-packed-twins", "write no packed twin (.kpk) beside each layer file (searches "
          "then decode the layer files when they open the database)");
     // clang-format on
@@ -90,6 +94,13 @@ int run_build(const std::vector<std::string>& args) {
         o.lower = db::BuildOptions::Lower::Mapped;
     else if (lower != "auto")
         throw InputError("--lower-layers must be raw, packed, mapped or auto, not '" + lower + "'");
+    const std::string top = vm["top-layer"].as<std::string>();
+    if (top == "whole")
+        o.top = db::BuildOptions::Top::Whole;
+    else if (top == "groups")
+        o.top = db::BuildOptions::Top::Groups;
+    else if (top != "auto")
+        throw InputError("--top-layer must be whole, groups or auto, not '" + top + "'");
     const bool json = vm.count("json") > 0;
     if (!quiet(vm)) o.log = &std::cerr;
     auto stats = db::build_database(o);

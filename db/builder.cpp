@@ -22,6 +22,7 @@
 #include "core/sow.h"
 #include "core/step.h"
 #include "db/format.h"
+#include "db/groups.h"
 #include "db/index.h"
 
 namespace kalah::db {
@@ -50,13 +51,41 @@ std::string fmt_duration(double sec) {
     return buf;
 }
 
-// One layer under construction: the memo is `cur`, the lower layers are complete. M and
-// the rule are template parameters, and positions are raw cells (core/sow.h), so that the
-// move, the child's rank and the probe are inlined into one loop with no Board in memory.
-template <int M, Rule R>
+// Where a position of the layer under construction has its memo entry. Whole: the memo is
+// the layer, the slot the position's rank.
+template <int M>
+struct WholeMemo {
+    uint64_t slot(Cells pits) const { return rank_cells<M>(pits); }
+};
+
+// The memo holds the pair of groups {a, s - a} (db/groups.h): group a first, then group
+// s - a (none when they are one), each in group order.
+template <int M>
+struct PairMemo {
+    PairMemo(int layer, int group) : s(layer), a(group), first(group_size(M, layer, group)) {
+        for (int t = 0; t <= layer; ++t) rows[t] = layer_size(M, t);
+    }
+    uint64_t slot(Cells pits) const {
+        constexpr uint64_t kRow = (uint64_t(1) << (8 * M)) - 1;
+        const uint64_t own = static_cast<uint64_t>(pits) & kRow;
+        const uint64_t opp = static_cast<uint64_t>(pits >> (8 * (M + 1))) & kRow;
+        const int t = sow::byte_sum(own);
+        return (t == a ? 0 : first) + rank_row<M>(own) * rows[s - t] + rank_row<M>(opp);
+    }
+    int s, a;
+    uint64_t first;                     // entries of group a
+    uint64_t rows[kMaxSeeds + 1] = {};  // rows[t] = M-pit rows of total t
+};
+
+// One layer under construction: the memo is `cur` (the layer, or the pair of groups being
+// solved), the lower layers are complete. M and the rule are template parameters, and
+// positions are raw cells (core/sow.h), so that the move, the child's rank and the probe
+// are inlined into one loop with no Board in memory.
+template <int M, Rule R, class Memo = WholeMemo<M>>
 class LayerBuilder {
   public:
-    LayerBuilder(int s, int8_t* cur, const LayerSet& lower) : s_(s), cur_(cur), lower_(lower) {}
+    LayerBuilder(int s, int8_t* cur, const LayerSet& lower, Memo memo = {})
+        : s_(s), cur_(cur), lower_(lower), memo_(memo) {}
 
     // The cells of configuration c (db/index.h; c has 16 readable bytes): the mover's
     // pits at bytes 0..M-1, the opponent's at M+1..2M, empty stores.
@@ -67,7 +96,7 @@ class LayerBuilder {
         return Cells(own & kRow) | (Cells(opp & kRow) << (8 * (M + 1)));
     }
 
-    // Value of the pits (zero stores), whose rank in this layer is r.
+    // Value of the pits (zero stores), whose memo slot is r.
     int value(Cells pits, uint64_t r) {
         std::atomic_ref<int8_t> slot(cur_[r]);
         const int8_t known = slot.load(std::memory_order_relaxed);
@@ -107,11 +136,13 @@ class LayerBuilder {
                 }
                 k.s2 = s_ - own_store - opp_store;
                 k.pits = c & kPits;
-                k.r2 = rank_cells<M>(k.pits);
-                if (k.s2 != s_)
+                if (k.s2 != s_) {
+                    k.r2 = rank_cells<M>(k.pits);
                     lower_.prefetch(k.s2, k.r2);
-                else
+                } else {
+                    k.r2 = memo_.slot(k.pits);
                     __builtin_prefetch(&cur_[k.r2]);
+                }
             }
             best = -1000;
             for (int i = 0; i < count; ++i) {
@@ -135,6 +166,7 @@ class LayerBuilder {
     int s_;
     int8_t* cur_;
     const LayerSet& lower_;
+    Memo memo_;
 };
 
 }  // namespace
@@ -187,13 +219,111 @@ void solve_layer(int s, int8_t* cur, uint64_t n, const LayerSet& lower,
     }
 }
 
-template <int M>
-void solve_layer(Rule rule, int s, int8_t* cur, uint64_t n, const LayerSet& lower,
+// Calls f.template operator()<M, R>() for the kernel of (m, rule).
+template <class F>
+void dispatch(int m, Rule rule, F&& f) {
+    auto with_rule = [&]<int M>() {
+        if (rule == Rule::EmptyCapture)
+            f.template operator()<M, Rule::EmptyCapture>();
+        else
+            f.template operator()<M, Rule::Standard>();
+    };
+    switch (m) {
+        case 1:
+            with_rule.template operator()<1>();
+            break;
+        case 2:
+            with_rule.template operator()<2>();
+            break;
+        case 3:
+            with_rule.template operator()<3>();
+            break;
+        case 4:
+            with_rule.template operator()<4>();
+            break;
+        case 5:
+            with_rule.template operator()<5>();
+            break;
+        default:
+            with_rule.template operator()<6>();
+            break;
+    }
+}
+
+// Solves the pair of groups {a, s - a} of layer s into memo (group a, then group s - a:
+// PairMemo's layout). Progress is reported as `before` + the entries of this pair done.
+template <int M, Rule R>
+void solve_pair(int s, int a, int8_t* memo, const LayerSet& lower, uint64_t before, uint64_t total,
+                const std::function<void(uint64_t, uint64_t)>& on_progress) {
+    const PairMemo<M> pm(s, a);
+    LayerBuilder<M, R, PairMemo<M>> builder(s, memo, lower, pm);
+    const int b = s - a;
+    const uint64_t na = pm.first, nb = a == b ? 0 : group_size(M, s, b);
+    std::fill(memo, memo + na + nb, kUnknown);
+    constexpr uint64_t kChunk = 1 << 14;
+    const auto chunks_a = static_cast<int64_t>((na + kChunk - 1) / kChunk);
+    const auto chunks = chunks_a + static_cast<int64_t>((nb + kChunk - 1) / kChunk);
+    std::atomic<int64_t> done{0};
+    auto last_report = Clock::now();
+#pragma omp parallel for schedule(dynamic, 1)
+    for (int64_t ch = 0; ch < chunks; ++ch) {
+        const bool second = ch >= chunks_a;
+        const int own_total = second ? b : a, opp_total = s - own_total;
+        const uint64_t base = second ? na : 0, size = second ? nb : na;
+        const uint64_t begin = static_cast<uint64_t>(second ? ch - chunks_a : ch) * kChunk;
+        const uint64_t end = std::min(size, begin + kChunk);
+        const uint64_t opp_rows = pm.rows[opp_total];
+        uint8_t c[16] = {};  // the two rows, then zeros that cells_of may read
+        unrank(begin / opp_rows, own_total, M, c);
+        unrank(begin % opp_rows, opp_total, M, c + M);
+        for (uint64_t i = begin; i < end; ++i) {
+            if (std::atomic_ref<int8_t>(memo[base + i]).load(std::memory_order_relaxed) == kUnknown)
+                builder.value(builder.cells_of(c), base + i);
+            // Group order: the opponent's row fastest, then the mover's.
+            if (!next_configuration(c + M, M)) {
+                next_configuration(c, M);
+                unrank(0, opp_total, M, c + M);
+            }
+        }
+        const int64_t d = done.fetch_add(1, std::memory_order_relaxed) + 1;
+        if (on_progress && omp_get_thread_num() == 0 && since(last_report) >= 1.0) {
+            last_report = Clock::now();
+            on_progress(before + std::min(na + nb, static_cast<uint64_t>(d) * kChunk), total);
+        }
+    }
+}
+
+// Solves layer s group pair by group pair into its group files in dir (db/groups.h); a
+// pair whose files are already there, every byte checked, is kept (a resumed build).
+// Returns the number of pairs kept.
+int solve_groups(int m, Rule rule, int s, const LayerSet& lower, const std::string& dir,
                  const std::function<void(uint64_t, uint64_t)>& on_progress) {
-    if (rule == Rule::EmptyCapture)
-        solve_layer<M, Rule::EmptyCapture>(s, cur, n, lower, on_progress);
-    else
-        solve_layer<M, Rule::Standard>(s, cur, n, lower, on_progress);
+    const uint64_t total = layer_size(2 * m, s);
+    std::vector<int8_t> memo;
+    uint64_t done = 0;
+    int kept = 0;
+    for (int a = 0; 2 * a <= s; ++a) {
+        const int b = s - a;
+        const uint64_t na = group_size(m, s, a), nb = a == b ? 0 : group_size(m, s, b);
+        auto path = [&](int g) {
+            return (std::filesystem::path(dir) / group_file_name(m, rule, s, g)).string();
+        };
+        if (group_file_ok(path(a), m, rule, s, a) && group_file_ok(path(b), m, rule, s, b)) {
+            done += na + nb;
+            ++kept;
+            continue;
+        }
+        if (memo.empty()) memo.resize(largest_pair(m, s));
+        dispatch(m, rule, [&]<int M, Rule R>() {
+            solve_pair<M, R>(s, a, memo.data(), lower, done, total, on_progress);
+        });
+        if (const int cut = lower.faulted_layer(); cut >= 0)
+            throw FormatError(PackedLayer::file_name(m, rule, cut) + ": truncated while mapped");
+        write_group_file(path(a), m, rule, s, a, memo.data());
+        if (b != a) write_group_file(path(b), m, rule, s, b, memo.data() + na);
+        done += na + nb;
+    }
+    return kept;
 }
 
 }  // namespace
@@ -202,80 +332,82 @@ std::vector<int8_t> build_layer(int m, Rule rule, int s, const LayerSet& lower,
                                 const std::function<void(uint64_t, uint64_t)>& on_progress) {
     const uint64_t n = layer_size(2 * m, s);
     std::vector<int8_t> cur(n, kUnknown);
-    switch (m) {
-        case 1:
-            solve_layer<1>(rule, s, cur.data(), n, lower, on_progress);
-            break;
-        case 2:
-            solve_layer<2>(rule, s, cur.data(), n, lower, on_progress);
-            break;
-        case 3:
-            solve_layer<3>(rule, s, cur.data(), n, lower, on_progress);
-            break;
-        case 4:
-            solve_layer<4>(rule, s, cur.data(), n, lower, on_progress);
-            break;
-        case 5:
-            solve_layer<5>(rule, s, cur.data(), n, lower, on_progress);
-            break;
-        default:
-            solve_layer<6>(rule, s, cur.data(), n, lower, on_progress);
-            break;
-    }
+    dispatch(m, rule,
+             [&]<int M, Rule R>() { solve_layer<M, R>(s, cur.data(), n, lower, on_progress); });
     return cur;
 }
 
-uint64_t build_memory_bytes(int m, int max_seeds, BuildOptions::Lower lower) {
+uint64_t build_memory_bytes(int m, int max_seeds, BuildOptions::Lower lower,
+                            BuildOptions::Top top) {
     using Lower = BuildOptions::Lower;
+    const uint64_t top_n = layer_size(2 * m, max_seeds);
+    const uint64_t below = max_seeds > 0 ? layer_size(2 * m + 1, max_seeds - 1) : 0;
+    // The packed lower layers take at most 0.5625 bytes an entry up to 30 seeds
+    // (results/db.md, "Packed layers in memory").
+    const uint64_t below_packed = below / 2 + below / 16;
+    if (top == BuildOptions::Top::Groups) {
+        // While the pairs are solved: the lower layers as held, the largest pair's memo.
+        // While they merge (the lower layers released): the top layer's twin packed in
+        // memory, the writer's batch of blocks and frames and a buffer a group file.
+        const uint64_t held = lower == Lower::Raw || lower == Lower::Auto ? below : below_packed;
+        const uint64_t solve = held + largest_pair(m, max_seeds);
+        const uint64_t merge = top_n / 2 + top_n / 16 + (uint64_t(256) << 20) +
+                               uint64_t(max_seeds + 1) * (uint64_t(4) << 20);
+        return std::max(solve, merge);
+    }
     // All layers 0..K resident (one byte per entry, = the layer size of K over 2m+1 pits),
     // plus the compressed copy of the top layer while it is written (assume <= 1/2), plus
     // its packed twin while that is packed and written (about half a byte an entry, counted
     // as one: with the smaller figure the bound fell below the peak memory of a deep build;
     // results/db.md).
-    const uint64_t top = layer_size(2 * m, max_seeds);
-    if (lower == Lower::Raw || lower == Lower::Auto)
-        return layer_size(2 * m + 1, max_seeds) + top / 2 + top;
-    // The top layer one byte an entry, the layers below it packed (at most 0.5625 bytes an
-    // entry up to 30 seeds: results/db.md, "Packed layers in memory"), plus the write buffer
+    if (lower == Lower::Raw || lower == Lower::Auto) return below + top_n + top_n / 2 + top_n;
+    // The top layer one byte an entry, the layers below it packed, plus the write buffer
     // and the twin as above.
-    const uint64_t below = max_seeds > 0 ? layer_size(2 * m + 1, max_seeds - 1) : 0;
-    const uint64_t below_packed = below / 2 + below / 16;
-    if (lower == Lower::Packed) return top + below_packed + top / 2 + top;
+    if (lower == Lower::Packed) return top_n + below_packed + top_n / 2 + top_n;
     // Mapped: the lower layers are read while the top layer is solved, the write buffer and
     // the twin are held only after, when the kernel may drop the lower layers' pages (the
     // page cache's, not the process's): the larger of the two phases.
-    return top + std::max(below_packed, top / 2 + top);
+    return top_n + std::max(below_packed, top_n / 2 + top_n);
 }
 
-BuildOptions::Lower lower_layers_of(const BuildOptions& opts) {
+BuildPlan build_plan_of(const BuildOptions& opts) {
     using Lower = BuildOptions::Lower;
+    using Top = BuildOptions::Top;
     if (opts.lower == Lower::Mapped && !opts.twins)
         throw std::invalid_argument(
             "--lower-layers mapped reads the packed twins: it cannot go with --no-packed-twins");
     // The choices in the order of the memory they need, most first (each holds less than
     // the one before at every K: the packed lower layers take at most 0.5625 bytes an entry,
-    // and the top layer's write is counted in each).
-    std::vector<Lower> choices;
+    // and the top layer's write is counted in each); the top layer whole before in groups.
+    std::vector<Lower> lowers;
     if (opts.lower != Lower::Auto)
-        choices = {opts.lower};
+        lowers = {opts.lower};
     else if (opts.twins)
-        choices = {Lower::Raw, Lower::Packed, Lower::Mapped};
+        lowers = {Lower::Raw, Lower::Packed, Lower::Mapped};
     else
-        choices = {Lower::Raw, Lower::Packed};
+        lowers = {Lower::Raw, Lower::Packed};
+    std::vector<Top> tops;
+    if (opts.top != Top::Auto)
+        tops = {opts.top};
+    else
+        tops = {Top::Whole, Top::Groups};
     const double have = opts.memory_gb * double(1ull << 30);  // GiB, as --db-memory-gb
-    auto fits = [&](int k, Lower l) {
-        return static_cast<double>(build_memory_bytes(opts.m, k, l)) <= have;
+    auto fits = [&](int k, Lower l, Top t) {
+        return static_cast<double>(build_memory_bytes(opts.m, k, l, t)) <= have;
     };
-    for (Lower l : choices)
-        if (fits(opts.max_seeds, l)) return l;
-    const Lower least = choices.back();
+    for (Top t : tops)
+        for (Lower l : lowers)
+            if (fits(opts.max_seeds, l, t)) return {l, t};
+    const Lower least = lowers.back();
+    const Top least_top = tops.back();
     int fit = opts.max_seeds;
-    while (fit > 0 && !fits(fit, least)) --fit;
+    while (fit > 0 && !fits(fit, least, least_top)) --fit;
     char buf[160];
     std::snprintf(
         buf, sizeof buf,
         "layers 0..%d need %.2f GiB, above --memory-gb %.2f (at most --max-seeds %d fits)",
-        opts.max_seeds, build_memory_bytes(opts.m, opts.max_seeds, least) / double(1ull << 30),
+        opts.max_seeds,
+        build_memory_bytes(opts.m, opts.max_seeds, least, least_top) / double(1ull << 30),
         opts.memory_gb, fit);
     throw std::invalid_argument(buf);
 }
@@ -296,7 +428,7 @@ void check_build_options(const BuildOptions& opts) {
                                     ".." + std::to_string(kMaxBlockSize));
     if (opts.level < 1 || opts.level > kMaxZstdLevel)
         throw std::invalid_argument("--zstd-level must be 1.." + std::to_string(kMaxZstdLevel));
-    lower_layers_of(opts);
+    build_plan_of(opts);
 }
 
 // Whether the directory holds an entry of that name (lstat: a dangling symbolic link too).
@@ -332,6 +464,123 @@ void log_layer(std::ostream& log, bool tty, int max_seeds, const LayerStats& st,
     log << buf << std::flush;
 }
 
+// Calls pull(first, count, buf) for the n values of a layer in chunks, in order.
+template <class Pull>
+void pull_all(uint64_t n, uint64_t chunk, Pull&& pull) {
+    std::vector<int8_t> buf(std::min(n, chunk));
+    for (uint64_t first = 0; first < n; first += chunk)
+        pull(first, std::min(chunk, n - first), buf.data());
+}
+
+// The progress line of layer s (a terminal's: it is overwritten).
+void log_progress(std::ostream& log, int s, Clock::time_point t0, uint64_t done, uint64_t total) {
+    const double el = since(t0);
+    const double r = done / std::max(el, 1e-9);
+    char buf[160];
+    std::snprintf(buf, sizeof buf, "\rlayer %d: %5.1f%%  %.2f M/s  ETA %s    ", s,
+                  100.0 * done / total, r / 1e6,
+                  fmt_duration((total - done) / std::max(r, 1.0)).c_str());
+    log << buf << std::flush;
+}
+
+// The top layer s = opts.max_seeds solved in groups (BuildOptions::Top::Groups), or its
+// file reused, without its values ever held whole: they stream, in rank order, from the
+// group files (or the layer file) into the layer file's writer, the value hash and the
+// packed twin. `layers` (the lower layers) is released before the merge.
+LayerStats top_in_groups(const BuildOptions& opts, LayerSet& layers, std::ostream* log, bool tty) {
+    const int s = opts.max_seeds;
+    const uint64_t n = layer_size(2 * opts.m, s);
+    const std::filesystem::path dir(opts.dir);
+    const std::string path = (dir / layer_file_name(opts.m, opts.rule, s)).string();
+    const std::string twin = (dir / PackedLayer::file_name(opts.m, opts.rule, s)).string();
+    LayerStats st;
+    st.s = s;
+    st.entries = n;
+    std::unique_ptr<LayerFile> f;
+    if (entry_present(path)) {
+        refuse_unless_regular(path);
+        try {
+            f = LayerFile::open(path, opts.m, opts.rule, s);
+        } catch (const FormatError& e) {
+            if (log) *log << "rebuilding " << e.what() << "\n";
+        }
+    }
+    if (opts.twins && entry_present(twin)) refuse_unless_regular(twin);
+    constexpr uint64_t kChunk = uint64_t(1) << 24;  // entries a pull (a multiple of kGroup)
+    Kh64Stream values(n);
+    if (f) {
+        st.reused = true;
+        st.compressed_bytes = f->compressed_bytes();
+        const uint64_t source = f->header().file_checksum;
+        bool twin_ok = false;  // a present twin is kept if every check of read_file passes
+        if (opts.twins && PackedLayer::twin_matches(twin, opts.m, opts.rule, s, source)) {
+            try {
+                PackedLayer::read_file(twin, opts.m, opts.rule, s, source,
+                                       PackedLayer::Load::Mapped);
+                twin_ok = true;
+            } catch (const FormatError& e) {
+                if (log) *log << "rewriting " << e.what() << "\n";
+            }
+        }
+        auto in = layer_file_stream(*f);
+        auto pull = [&](uint64_t, uint64_t count, int8_t* out) {
+            in->read(out, count);
+            values.update(out, count);
+        };
+        if (opts.twins && !twin_ok)
+            PackedLayer::pack_chunks(n, s, kChunk, pull)
+                .write_file(twin, opts.m, opts.rule, source);
+        else
+            pull_all(n, kChunk, pull);
+        st.value_hash = values.finish();
+        return st;
+    }
+    const auto t0 = Clock::now();
+    const double cpu0 = cpu_now();
+    const int kept =
+        solve_groups(opts.m, opts.rule, s, layers, opts.dir, [&](uint64_t done, uint64_t total) {
+            if (tty) log_progress(*log, s, t0, done, total);
+        });
+    if (log && kept > 0)
+        *log << (tty ? "\r" : "") << "layer " << s << ": " << kept << " of " << s / 2 + 1
+             << " group pairs kept from an interrupted build\n";
+    layers = LayerSet();  // not read again: their memory goes to the merge
+    std::error_code ec;   // a group file that cannot be removed is left: it is only disk
+    std::vector<std::string> groups;
+    for (int a = 0; a <= s; ++a)
+        groups.push_back((dir / group_file_name(opts.m, opts.rule, s, a)).string());
+    uint64_t source;
+    try {
+        auto in = merge_groups(opts.dir, opts.m, opts.rule, s);
+        LayerWriter writer(path, opts.m, opts.rule, s, n, opts.block_size, opts.level);
+        auto pull = [&](uint64_t, uint64_t count, int8_t* out) {
+            in->read(out, count);
+            writer.append(out, count);
+            values.update(out, count);
+        };
+        std::optional<PackedLayer> packed;
+        if (opts.twins)
+            packed = PackedLayer::pack_chunks(n, s, kChunk, pull);
+        else
+            pull_all(n, kChunk, pull);
+        in->finish();  // every group file's payload checksum, before the layer file lands
+        source = writer.finish();
+        if (packed) packed->write_file(twin, opts.m, opts.rule, source);
+    } catch (const FormatError&) {
+        // A damaged group file: removed, so that the next run solves its pair again.
+        for (int a = 0; a <= s; ++a)
+            if (!group_file_ok(groups[a], opts.m, opts.rule, s, a))
+                std::filesystem::remove(groups[a], ec);
+        throw;
+    }
+    for (const std::string& g : groups) std::filesystem::remove(g, ec);
+    st.value_hash = values.finish();
+    st.seconds = since(t0);
+    st.cpu_seconds = cpu_now() - cpu0;
+    st.compressed_bytes = std::filesystem::file_size(path);
+    return st;
+}
+
 }  // namespace
 
 std::vector<LayerStats> build_database(const BuildOptions& opts) {
@@ -348,7 +597,12 @@ std::vector<LayerStats> build_database(const BuildOptions& opts) {
     for (const std::string& name : remove_stale_temporaries(opts.dir, opts.m, opts.rule))
         if (log) *log << "removed " << name << " (left by an interrupted build)\n";
     using Lower = BuildOptions::Lower;
-    const Lower lower = lower_layers_of(opts);
+    using Top = BuildOptions::Top;
+    const BuildPlan plan = build_plan_of(opts);
+    const Lower lower = plan.lower;
+    if (log && plan.top == Top::Groups)
+        *log << "top layer solved in groups of row totals (largest pair "
+             << largest_pair(opts.m, opts.max_seeds) << " entries)\n";
     if (log && lower != Lower::Raw) {
         *log << (lower == Lower::Packed ? "lower layers held packed"
                                         : "lower layers mapped from their packed twins");
@@ -370,6 +624,13 @@ std::vector<LayerStats> build_database(const BuildOptions& opts) {
         const std::string path =
             (std::filesystem::path(opts.dir) / layer_file_name(opts.m, opts.rule, s)).string();
         const uint64_t n = layer_size(2 * opts.m, s);
+        if (s == opts.max_seeds && plan.top == Top::Groups) {
+            const LayerStats st = top_in_groups(opts, layers, log, tty);
+            if (log) log_layer(*log, tty, opts.max_seeds, st, since(t_all), fmt_duration(0));
+            stats.push_back(st);
+            if (opts.on_layer) opts.on_layer(st);
+            break;
+        }
         LayerStats st;
         st.s = s;
         st.entries = n;
@@ -390,14 +651,7 @@ std::vector<LayerStats> build_database(const BuildOptions& opts) {
             const auto t0 = Clock::now();
             const double cpu0 = cpu_now();
             auto progress = [&](uint64_t done, uint64_t total) {
-                if (!tty) return;
-                const double el = since(t0);
-                const double r = done / std::max(el, 1e-9);
-                char buf[160];
-                std::snprintf(buf, sizeof buf, "\rlayer %d: %5.1f%%  %.2f M/s  ETA %s    ", s,
-                              100.0 * done / total, r / 1e6,
-                              fmt_duration((total - done) / std::max(r, 1.0)).c_str());
-                *log << buf << std::flush;
+                if (tty) log_progress(*log, s, t0, done, total);
             };
             std::vector<int8_t> values = build_layer(opts.m, opts.rule, s, layers, progress);
             // A mapped lower layer whose file was cut meanwhile was read as zeros: nothing

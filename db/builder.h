@@ -94,6 +94,14 @@ struct BuildOptions {
     // Auto: the first of Raw, Packed, Mapped whose bound (build_memory_bytes) fits in
     // memory_gb (Mapped only with twins).
     enum class Lower { Auto, Raw, Packed, Mapped } lower = Lower::Auto;
+    // How the top layer (K) is solved: Whole, in memory at a byte an entry (written from
+    // memory); or Groups, one pair of row-total groups at a time (db/groups.h), each pair
+    // written to group files, which merge into the layer file, its hash and its twin in one
+    // streaming pass (the memory of the largest pair, not of the layer; the group files take
+    // a byte an entry of disk until the layer file is written; an interrupted build resumes
+    // at the first pair not on disk). The layers below the top are always solved whole.
+    // Auto: Whole when some choice of `lower` fits memory_gb with it, else Groups.
+    enum class Top { Auto, Whole, Groups } top = Top::Auto;
     // Write each layer's packed twin (db/packed.h, .kpk) too: a search then opens the
     // database without decoding it. A present twin that matches its layer is kept.
     bool twins = true;
@@ -115,13 +123,23 @@ struct LayerStats {
 };
 
 // Bytes of memory a build of layers 0..K for m pits needs (resident layers plus headroom),
-// with the lower layers held as `lower` says (Auto counts as Raw).
+// with the lower layers held as `lower` says (Auto counts as Raw) and the top layer solved
+// as `top` says (Auto counts as Whole).
 uint64_t build_memory_bytes(int m, int max_seeds,
-                            BuildOptions::Lower lower = BuildOptions::Lower::Raw);
-// How a build with these options holds its lower layers: opts.lower, or Auto's choice.
-// Throws std::invalid_argument, with the flag's name, when no choice fits in memory_gb
-// or Mapped is asked for without twins.
-BuildOptions::Lower lower_layers_of(const BuildOptions& opts);
+                            BuildOptions::Lower lower = BuildOptions::Lower::Raw,
+                            BuildOptions::Top top = BuildOptions::Top::Whole);
+// How a build with these options holds its lower layers and solves its top layer:
+// opts.lower and opts.top, or Auto's choices (the top whole if it fits with any choice of
+// the lower layers). Throws std::invalid_argument, with the flag's name, when no choice
+// fits in memory_gb or Mapped is asked for without twins.
+struct BuildPlan {
+    BuildOptions::Lower lower;
+    BuildOptions::Top top;
+};
+BuildPlan build_plan_of(const BuildOptions& opts);
+inline BuildOptions::Lower lower_layers_of(const BuildOptions& opts) {
+    return build_plan_of(opts).lower;
+}
 
 // Builds (or resumes) the layer files of opts.dir. Existing files that check out are
 // loaded instead of rebuilt; a rebuild writes byte-identical files. Throws

@@ -2,6 +2,7 @@
 #include "db/format.h"
 
 #include <fcntl.h>
+#include <omp.h>
 #include <signal.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -61,6 +62,23 @@ bool write_all(int fd, const void* buf, size_t len) {
     return true;
 }
 
+// Writes exactly len bytes at offset, false (errno set) on an error.
+bool pwrite_all(int fd, const void* buf, size_t len, uint64_t offset) {
+    const auto* p = static_cast<const uint8_t*>(buf);
+    while (len > 0) {
+        ssize_t put = ::pwrite(fd, p, len, static_cast<off_t>(offset));
+        if (put < 0 && errno == EINTR) continue;
+        if (put <= 0) {
+            if (put == 0) errno = EIO;
+            return false;
+        }
+        p += put;
+        len -= static_cast<size_t>(put);
+        offset += static_cast<uint64_t>(put);
+    }
+    return true;
+}
+
 uint64_t header_checksum(const uint8_t* header, const uint8_t* index, size_t index_bytes) {
     return kh64(index, index_bytes, kh64(header, 40));
 }
@@ -104,6 +122,52 @@ uint64_t kh64w(const void* data, size_t len, uint64_t seed) {
     return kh64(p + i, len - i, h);
 }
 
+Kh64Stream::Kh64Stream(uint64_t len, uint64_t seed) : h_(seed ^ (len * kP1)), len_(len) {}
+
+void Kh64Stream::word(uint64_t w) {
+    h_ ^= rotl(w * kP2, 31) * kP1;
+    h_ = rotl(h_, 27) * kP1 + kP4;
+}
+
+void Kh64Stream::update(const void* data, size_t len) {
+    const auto* p = static_cast<const uint8_t*>(data);
+    seen_ += len;
+    while (len > 0 && held_count_ > 0) {  // complete the word begun by an earlier piece
+        held_[held_count_++] = *p++;
+        --len;
+        if (held_count_ == 8) {
+            uint64_t w;
+            std::memcpy(&w, held_, 8);
+            word(w);
+            held_count_ = 0;
+        }
+    }
+    size_t i = 0;
+    for (; i + 8 <= len; i += 8) {
+        uint64_t w;
+        std::memcpy(&w, p + i, 8);
+        word(w);
+    }
+    for (; i < len; ++i) held_[held_count_++] = p[i];
+}
+
+uint64_t Kh64Stream::finish() {
+    if (seen_ != len_)
+        throw std::logic_error("kh64 stream given " + std::to_string(seen_) + " bytes of " +
+                               std::to_string(len_));
+    uint64_t h = h_;
+    for (int i = 0; i < held_count_; ++i) {  // the len % 8 bytes after the last whole word
+        h ^= held_[i] * kP5;
+        h = rotl(h, 11) * kP1;
+    }
+    h ^= h >> 33;
+    h *= kP2;
+    h ^= h >> 29;
+    h *= kP3;
+    h ^= h >> 32;
+    return h;
+}
+
 static_assert(std::endian::native == std::endian::little, "layer files assume little-endian");
 
 std::string layer_file_name(int m, Rule rule, int s) {
@@ -122,7 +186,8 @@ std::vector<std::string> remove_stale_temporaries(const std::string& dir, int m,
     std::error_code ec;
     for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
         const std::string name = it->path().filename().string();
-        // <prefix><s>.kdb.<pid>.tmp (or .kpk, a packed twin), s and pid in decimal digits.
+        // <prefix><s>.kdb.<pid>.tmp (or .kpk, a packed twin; or -g<a>.kgr, a group file of
+        // a top layer solved in groups: db/groups.h), s, a and pid in decimal digits.
         if (name.rfind(prefix, 0) != 0 || name.size() < prefix.size() + 10 ||
             name.compare(name.size() - 4, 4, ".tmp") != 0)
             continue;
@@ -131,14 +196,20 @@ std::vector<std::string> remove_stale_temporaries(const std::string& dir, int m,
         if (dot == std::string::npos || dot < prefix.size() + 5) continue;
         const std::string pid_text = stem.substr(dot + 1);
         const std::string layer = stem.substr(0, dot);  // <prefix><s>.kdb
+        const bool group = layer.compare(layer.size() - 4, 4, ".kgr") == 0;
         if (layer.compare(layer.size() - 4, 4, ".kdb") != 0 &&
-            layer.compare(layer.size() - 4, 4, ".kpk") != 0)
+            layer.compare(layer.size() - 4, 4, ".kpk") != 0 && !group)
             continue;
-        const std::string s_text = layer.substr(prefix.size(), layer.size() - prefix.size() - 4);
+        std::string s_text = layer.substr(prefix.size(), layer.size() - prefix.size() - 4);
         auto digits = [](const std::string& t) {
             return !t.empty() && t.size() <= 9 &&
                    t.find_first_not_of("0123456789") == std::string::npos;
         };
+        if (group) {
+            const size_t g = s_text.find("-g");
+            if (g == std::string::npos || !digits(s_text.substr(g + 2))) continue;
+            s_text.resize(g);
+        }
         if (!digits(pid_text) || !digits(s_text)) continue;
         const long pid = std::stol(pid_text);
         // kill(pid, 0) fails with ESRCH when no such process exists: its writer is gone.
@@ -151,34 +222,30 @@ std::vector<std::string> remove_stale_temporaries(const std::string& dir, int m,
     return removed;
 }
 
-void write_layer(const std::string& path, int m, Rule rule, int s, const int8_t* values, uint64_t n,
-                 uint32_t block_size, int level) {
-    const uint64_t block_count64 = (n + block_size - 1) / block_size;
-    const auto block_count = static_cast<uint32_t>(block_count64);
-    std::vector<std::string> frames(block_count);
-    std::string failure;
-#pragma omp parallel for schedule(dynamic, 1)
-    for (int64_t b = 0; b < static_cast<int64_t>(block_count); ++b) {
-        const uint64_t begin = static_cast<uint64_t>(b) * block_size;
-        const uint64_t len = std::min<uint64_t>(block_size, n - begin);
-        std::string& out = frames[b];
-        // No exception may leave the parallel loop (it would terminate the process).
-        try {
-            out.resize(ZSTD_compressBound(len));
-            size_t got = ZSTD_compress(out.data(), out.size(), values + begin, len, level);
-            if (ZSTD_isError(got)) {
-#pragma omp critical
-                failure = ZSTD_getErrorName(got);
-                got = 0;
-            }
-            out.resize(got);
-        } catch (const std::bad_alloc&) {
-#pragma omp critical
-            failure = "out of memory";
-        }
-    }
-    if (!failure.empty()) throw std::runtime_error("zstd compression failed: " + failure);
+namespace {
 
+// Compresses len values into out (one zstd frame). No exception leaves it: it runs inside
+// parallel loops, where one would terminate the process; a failure is written to *failure.
+void compress_block(const int8_t* values, uint64_t len, int level, std::string& out,
+                    std::string* failure) {
+    try {
+        out.resize(ZSTD_compressBound(len));
+        size_t got = ZSTD_compress(out.data(), out.size(), values, len, level);
+        if (ZSTD_isError(got)) {
+#pragma omp critical
+            *failure = ZSTD_getErrorName(got);
+            got = 0;
+        }
+        out.resize(got);
+    } catch (const std::bad_alloc&) {
+#pragma omp critical
+        *failure = "out of memory";
+    }
+}
+
+// The header's first 40 bytes (the checksums after them are filled in by the caller).
+std::vector<uint8_t> layer_head(int m, Rule rule, int s, uint64_t n, uint32_t block_size,
+                                uint32_t block_count, int level) {
     std::vector<uint8_t> head(kHeaderBytes, 0);
     std::memcpy(head.data(), kMagic, 8);
     put_u32(&head[8], kFormatVersion);
@@ -190,18 +257,74 @@ void write_layer(const std::string& path, int m, Rule rule, int s, const int8_t*
     put_u32(&head[24], block_size);
     put_u32(&head[28], block_count);
     put_u32(&head[32], static_cast<uint32_t>(level));
-    std::vector<uint8_t> index(kIndexRecordBytes * block_count);
-    uint64_t offset = kHeaderBytes + index.size();
-    for (uint32_t b = 0; b < block_count; ++b) {
+    return head;
+}
+
+std::vector<uint8_t> index_bytes(const std::vector<BlockRef>& blocks) {
+    std::vector<uint8_t> index(kIndexRecordBytes * blocks.size());
+    for (size_t b = 0; b < blocks.size(); ++b) {
         uint8_t* rec = &index[kIndexRecordBytes * b];
-        put_u64(rec, offset);
-        put_u64(rec + 8, frames[b].size());
-        put_u64(rec + 16, kh64(frames[b].data(), frames[b].size()));
+        put_u64(rec, blocks[b].offset);
+        put_u64(rec + 8, blocks[b].size);
+        put_u64(rec + 16, blocks[b].checksum);
+    }
+    return index;
+}
+
+uint32_t block_count_of(uint64_t n, uint32_t block_size) {
+    return static_cast<uint32_t>((n + block_size - 1) / block_size);
+}
+
+// fsync and close fd (the temp file tmp), rename it to path and make the rename durable.
+// On a failure the temp file is removed and std::runtime_error thrown.
+void commit_durably(int fd, const std::string& tmp, const std::string& path) {
+    auto give_up = [&](const std::string& what, int err) {
+        ::unlink(tmp.c_str());
+        return std::runtime_error(what + " " + tmp + ": " + std::strerror(err));
+    };
+    if (::fsync(fd) != 0) {
+        const int err = errno;
+        ::close(fd);
+        throw give_up("fsync failed:", err);
+    }
+    if (::close(fd) != 0) throw give_up("close failed:", errno);
+    if (::rename(tmp.c_str(), path.c_str()) != 0) throw give_up("cannot rename", errno);
+    // Make the rename itself durable; best effort (some file systems refuse a directory fsync).
+    std::filesystem::path dir = std::filesystem::path(path).parent_path();
+    if (dir.empty()) dir = std::filesystem::path(".");
+    const int dfd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (dfd >= 0) {
+        ::fsync(dfd);
+        ::close(dfd);
+    }
+}
+
+}  // namespace
+
+void write_layer(const std::string& path, int m, Rule rule, int s, const int8_t* values, uint64_t n,
+                 uint32_t block_size, int level) {
+    const uint32_t block_count = block_count_of(n, block_size);
+    std::vector<std::string> frames(block_count);
+    std::string failure;
+#pragma omp parallel for schedule(dynamic, 1)
+    for (int64_t b = 0; b < static_cast<int64_t>(block_count); ++b) {
+        const uint64_t begin = static_cast<uint64_t>(b) * block_size;
+        compress_block(values + begin, std::min<uint64_t>(block_size, n - begin), level, frames[b],
+                       &failure);
+    }
+    if (!failure.empty()) throw std::runtime_error("zstd compression failed: " + failure);
+
+    std::vector<uint8_t> head = layer_head(m, rule, s, n, block_size, block_count, level);
+    std::vector<BlockRef> blocks(block_count);
+    uint64_t offset = kHeaderBytes + kIndexRecordBytes * uint64_t(block_count);
+    for (uint32_t b = 0; b < block_count; ++b) {
+        blocks[b] = {offset, frames[b].size(), kh64(frames[b].data(), frames[b].size())};
         offset += frames[b].size();
     }
+    const std::vector<uint8_t> index = index_bytes(blocks);
     put_u64(&head[40], header_checksum(head.data(), index.data(), index.size()));
-    // File checksum over bytes 56..end, streamed piece by piece would need a streaming hash;
-    // assemble the file in memory instead (it is at most a few hundred MB).
+    // The file checksum over bytes 56..end, the file assembled in memory (LayerWriter
+    // writes the same bytes without holding the layer).
     std::string body;
     body.reserve(offset - 56);
     body.append(reinterpret_cast<const char*>(&head[56]), 8);
@@ -213,6 +336,102 @@ void write_layer(const std::string& path, int m, Rule rule, int s, const int8_t*
     put_u64(&head[48], kh64(body.data(), body.size(), kh64(head.data(), 40)));
 
     write_file_durably(path, {{head.data(), 56}, {body.data(), body.size()}});
+}
+
+LayerWriter::LayerWriter(const std::string& path, int m, Rule rule, int s, uint64_t n,
+                         uint32_t block_size, int level)
+    : path_(path),
+      tmp_(temp_layer_path(path, ::getpid())),
+      m_(m),
+      s_(s),
+      level_(level),
+      rule_(rule),
+      n_(n),
+      block_size_(block_size),
+      block_count_(block_count_of(n, block_size)) {
+    // A batch of blocks a thread or more, at least 64 MiB of values (fewer for small layers).
+    const uint64_t want = std::max<uint64_t>(4 * static_cast<uint64_t>(omp_get_max_threads()),
+                                             (uint64_t(64) << 20) / block_size);
+    batch_blocks_ = static_cast<uint32_t>(std::min<uint64_t>(want, std::max(block_count_, 1u)));
+    fd_ = ::open(tmp_.c_str(), O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (fd_ < 0) throw std::runtime_error("cannot write " + tmp_ + ": " + std::strerror(errno));
+    offset_ = kHeaderBytes + kIndexRecordBytes * uint64_t(block_count_);
+    index_.reserve(block_count_);
+}
+
+LayerWriter::~LayerWriter() {
+    if (fd_ >= 0) {
+        ::close(fd_);
+        ::unlink(tmp_.c_str());
+    }
+}
+
+void LayerWriter::append(const int8_t* values, uint64_t count) {
+    if (count > n_ - given_)
+        throw std::runtime_error("layer writer given more than " + std::to_string(n_) + " values");
+    given_ += count;
+    const uint64_t batch = uint64_t(batch_blocks_) * block_size_;
+    while (count > 0) {
+        const uint64_t take = std::min<uint64_t>(count, batch - pending_.size());
+        pending_.insert(pending_.end(), values, values + take);
+        values += take;
+        count -= take;
+        if (pending_.size() == batch) flush_batch();
+    }
+}
+
+void LayerWriter::flush_batch() {
+    const uint64_t len = pending_.size();
+    const auto blocks = static_cast<int64_t>((len + block_size_ - 1) / block_size_);
+    std::vector<std::string> frames(static_cast<size_t>(blocks));
+    std::string failure;
+#pragma omp parallel for schedule(dynamic, 1)
+    for (int64_t b = 0; b < blocks; ++b) {
+        const uint64_t begin = static_cast<uint64_t>(b) * block_size_;
+        compress_block(pending_.data() + begin, std::min<uint64_t>(block_size_, len - begin),
+                       level_, frames[b], &failure);
+    }
+    if (!failure.empty()) throw std::runtime_error("zstd compression failed: " + failure);
+    for (const std::string& f : frames) {
+        if (!pwrite_all(fd_, f.data(), f.size(), offset_))
+            throw std::runtime_error("write failed: " + tmp_ + ": " + std::strerror(errno));
+        index_.push_back({offset_, f.size(), kh64(f.data(), f.size())});
+        offset_ += f.size();
+    }
+    pending_.clear();
+}
+
+uint64_t LayerWriter::finish() {
+    if (given_ != n_)
+        throw std::runtime_error("layer writer given " + std::to_string(given_) + " values of " +
+                                 std::to_string(n_));
+    if (!pending_.empty()) flush_batch();
+    std::vector<uint8_t> head = layer_head(m_, rule_, s_, n_, block_size_, block_count_, level_);
+    const std::vector<uint8_t> index = index_bytes(index_);
+    put_u64(&head[40], header_checksum(head.data(), index.data(), index.size()));
+    const uint64_t frames_begin = kHeaderBytes + index.size();
+    // The file checksum over bytes 56..end: the reserved field, the index, the frames read
+    // back from the file in order.
+    Kh64Stream sum(offset_ - 56, kh64(head.data(), 40));
+    sum.update(&head[56], 8);
+    sum.update(index.data(), index.size());
+    std::vector<uint8_t> buf(16u << 20);
+    for (uint64_t at = frames_begin; at < offset_;) {
+        const size_t len = static_cast<size_t>(std::min<uint64_t>(buf.size(), offset_ - at));
+        if (!pread_all(fd_, buf.data(), len, at))
+            throw std::runtime_error("cannot read back " + tmp_ + ": " + std::strerror(errno));
+        sum.update(buf.data(), len);
+        at += len;
+    }
+    const uint64_t checksum = sum.finish();
+    put_u64(&head[48], checksum);
+    if (!pwrite_all(fd_, head.data(), head.size(), 0) ||
+        !pwrite_all(fd_, index.data(), index.size(), kHeaderBytes))
+        throw std::runtime_error("write failed: " + tmp_ + ": " + std::strerror(errno));
+    const int fd = fd_;
+    fd_ = -1;  // commit_durably closes it, and removes the temp file on a failure
+    commit_durably(fd, tmp_, path_);
+    return checksum;
 }
 
 void write_file_durably(const std::string& path,
@@ -234,21 +453,7 @@ void write_file_durably(const std::string& path,
             throw give_up("write failed:", err);
         }
     }
-    if (::fsync(fd) != 0) {
-        const int err = errno;
-        ::close(fd);
-        throw give_up("fsync failed:", err);
-    }
-    if (::close(fd) != 0) throw give_up("close failed:", errno);
-    if (::rename(tmp.c_str(), path.c_str()) != 0) throw give_up("cannot rename", errno);
-    // Make the rename itself durable; best effort (some file systems refuse a directory fsync).
-    std::filesystem::path dir = std::filesystem::path(path).parent_path();
-    if (dir.empty()) dir = std::filesystem::path(".");
-    const int dfd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (dfd >= 0) {
-        ::fsync(dfd);
-        ::close(dfd);
-    }
+    commit_durably(fd, tmp, path);
 }
 
 std::unique_ptr<LayerFile> LayerFile::open(const std::string& path, int m, Rule rule, int s) {

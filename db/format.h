@@ -76,6 +76,24 @@ uint64_t kh64(const void* data, size_t len, uint64_t seed = 0);
 // kh64 seeded with h.
 uint64_t kh64w(const void* data, size_t len, uint64_t seed = 0);
 
+// kh64 of a byte sequence of known length fed in pieces of any sizes: after update() has
+// been given exactly `len` bytes in all, finish() equals kh64 of their concatenation.
+class Kh64Stream {
+  public:
+    explicit Kh64Stream(uint64_t len, uint64_t seed = 0);
+    void update(const void* data, size_t len);
+    // Throws std::logic_error if the bytes given differ in number from the length declared.
+    uint64_t finish();
+
+  private:
+    void word(uint64_t w);
+    uint64_t h_;
+    uint64_t len_;
+    uint64_t seen_ = 0;
+    uint8_t held_[8] = {};
+    int held_count_ = 0;
+};
+
 // A file that is not a valid layer file, or not the expected one; what() names the file.
 struct FormatError : std::runtime_error {
     using std::runtime_error::runtime_error;
@@ -123,6 +141,39 @@ std::vector<std::string> remove_stale_temporaries(const std::string& dir, int m,
 // Blocks are compressed in parallel; the bytes depend only on the arguments.
 void write_layer(const std::string& path, int m, Rule rule, int s, const int8_t* values, uint64_t n,
                  uint32_t block_size = kDefaultBlockSize, int level = kDefaultZstdLevel);
+
+// The same file as write_layer's for the same values, written as the values arrive in
+// order, in pieces of any size: the memory held is a batch of blocks and their frames, not
+// the layer (for a top layer too large to hold whole beside its compressed copy). Blocks
+// are compressed a batch at a time in parallel and written to the temp name at once; at
+// finish() the header and block index are written in front of them and the file checksum
+// is computed by reading the blocks back. An unfinished writer removes its temp file.
+class LayerWriter {
+  public:
+    LayerWriter(const std::string& path, int m, Rule rule, int s, uint64_t n,
+                uint32_t block_size = kDefaultBlockSize, int level = kDefaultZstdLevel);
+    ~LayerWriter();
+    LayerWriter(const LayerWriter&) = delete;
+    LayerWriter& operator=(const LayerWriter&) = delete;
+    // The next `count` values of the layer. Throws std::runtime_error on a failed write.
+    void append(const int8_t* values, uint64_t count);
+    // After exactly n values: completes the file and renames it into place (durably);
+    // returns its file checksum. Throws std::runtime_error on a failure or a wrong count.
+    uint64_t finish();
+
+  private:
+    void flush_batch();
+    std::string path_, tmp_;
+    int fd_ = -1;
+    int m_, s_, level_;
+    Rule rule_;
+    uint64_t n_, given_ = 0;
+    uint32_t block_size_, block_count_;
+    uint32_t batch_blocks_;
+    std::vector<int8_t> pending_;  // values of the blocks not yet compressed
+    std::vector<BlockRef> index_;
+    uint64_t offset_;  // where the next frame goes
+};
 
 // An open layer file. Thread-safe reads (pread).
 class LayerFile {

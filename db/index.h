@@ -73,6 +73,18 @@ template <int M>
         r += t[M + j + 1][opp_total + static_cast<int>((own_pre >> (8 * j)) & 0xff) + M + j];
     return r;
 }
+// Rank of one row of M pits (byte i = pit i) among the M-pit rows of its total: rank(c, M)
+// of its bytes, by the arithmetic of rank_cells.
+template <int M>
+[[gnu::always_inline]] inline uint64_t rank_row(uint64_t row) {
+    static_assert(M >= 1 && M <= kMaxPits);
+    constexpr int kShift = 8 * (8 - M);
+    const auto& t = detail::kBinom.t;
+    const uint64_t pre = __builtin_bswap64(row << kShift) * 0x0101010101010101ull;
+    uint64_t r = 0;
+    for (int j = 0; j + 1 < M; ++j) r += t[j + 1][static_cast<int>((pre >> (8 * j)) & 0xff) + j];
+    return r;
+}
 // Board with zero stores, South to move, whose pits are configuration c (n_pits = 2m).
 Board board_from_configuration(const uint8_t* c, int m);
 
