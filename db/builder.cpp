@@ -295,13 +295,13 @@ void solve_pair(int s, int a, int8_t* memo, const LayerSet& lower, uint64_t befo
 
 // Solves layer s group pair by group pair into its group files in dir (db/groups.h); a
 // pair whose files are already there, every byte checked, is kept (a resumed build).
-// Returns the number of pairs kept.
-int solve_groups(int m, Rule rule, int s, const LayerSet& lower, const std::string& dir,
-                 const std::function<void(uint64_t, uint64_t)>& on_progress) {
+// After each pair: on_pair(a, kept, entries done, entries of the layer).
+void solve_groups(int m, Rule rule, int s, const LayerSet& lower, const std::string& dir,
+                  const std::function<void(uint64_t, uint64_t)>& on_progress,
+                  const std::function<void(int, bool, uint64_t, uint64_t)>& on_pair) {
     const uint64_t total = layer_size(2 * m, s);
     std::vector<int8_t> memo;
     uint64_t done = 0;
-    int kept = 0;
     for (int a = 0; 2 * a <= s; ++a) {
         const int b = s - a;
         const uint64_t na = group_size(m, s, a), nb = a == b ? 0 : group_size(m, s, b);
@@ -310,7 +310,7 @@ int solve_groups(int m, Rule rule, int s, const LayerSet& lower, const std::stri
         };
         if (group_file_ok(path(a), m, rule, s, a) && group_file_ok(path(b), m, rule, s, b)) {
             done += na + nb;
-            ++kept;
+            on_pair(a, true, done, total);
             continue;
         }
         if (memo.empty()) memo.resize(largest_pair(m, s));
@@ -322,8 +322,8 @@ int solve_groups(int m, Rule rule, int s, const LayerSet& lower, const std::stri
         write_group_file(path(a), m, rule, s, a, memo.data());
         if (b != a) write_group_file(path(b), m, rule, s, b, memo.data() + na);
         done += na + nb;
+        on_pair(a, false, done, total);
     }
-    return kept;
 }
 
 }  // namespace
@@ -537,9 +537,22 @@ LayerStats top_in_groups(const BuildOptions& opts, LayerSet& layers, std::ostrea
     }
     const auto t0 = Clock::now();
     const double cpu0 = cpu_now();
-    const int kept =
-        solve_groups(opts.m, opts.rule, s, layers, opts.dir, [&](uint64_t done, uint64_t total) {
+    int kept = 0;
+    solve_groups(
+        opts.m, opts.rule, s, layers, opts.dir,
+        [&](uint64_t done, uint64_t total) {
             if (tty) log_progress(*log, s, t0, done, total);
+        },
+        [&](int a, bool was_kept, uint64_t done, uint64_t total) {
+            kept += was_kept;
+            // A line a pair where no progress line is drawn (a log file).
+            if (!log || tty) return;
+            char buf[160];
+            std::snprintf(buf, sizeof buf,
+                          "layer %d: groups %d and %d %s, %.1f%% done, elapsed %s\n", s, a, s - a,
+                          was_kept ? "kept" : "solved", 100.0 * done / total,
+                          fmt_duration(since(t0)).c_str());
+            *log << buf << std::flush;
         });
     if (log && kept > 0)
         *log << (tty ? "\r" : "") << "layer " << s << ": " << kept << " of " << s / 2 + 1

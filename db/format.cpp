@@ -85,17 +85,17 @@ uint64_t header_checksum(const uint8_t* header, const uint8_t* index, size_t ind
 
 }  // namespace
 
-uint64_t kh64(const void* data, size_t len, uint64_t seed) {
-    const auto* p = static_cast<const uint8_t*>(data);
-    uint64_t h = seed ^ (static_cast<uint64_t>(len) * kP1);
-    size_t i = 0;
-    for (; i + 8 <= len; i += 8) {
-        uint64_t w;
-        std::memcpy(&w, p + i, 8);  // little-endian machines only (checked in format.cpp)
-        h ^= rotl(w * kP2, 31) * kP1;
-        h = rotl(h, 27) * kP1 + kP4;
-    }
-    for (; i < len; ++i) {
+namespace {
+
+// kh64's step for one whole 8-byte word.
+inline uint64_t kh64_word(uint64_t h, uint64_t w) {
+    h ^= rotl(w * kP2, 31) * kP1;
+    return rotl(h, 27) * kP1 + kP4;
+}
+
+// kh64's end: the n < 8 bytes after the last whole word, then the finaliser.
+uint64_t kh64_end(uint64_t h, const uint8_t* p, size_t n) {
+    for (size_t i = 0; i < n; ++i) {
         h ^= p[i] * kP5;
         h = rotl(h, 11) * kP1;
     }
@@ -105,6 +105,20 @@ uint64_t kh64(const void* data, size_t len, uint64_t seed) {
     h *= kP3;
     h ^= h >> 32;
     return h;
+}
+
+}  // namespace
+
+uint64_t kh64(const void* data, size_t len, uint64_t seed) {
+    const auto* p = static_cast<const uint8_t*>(data);
+    uint64_t h = seed ^ (static_cast<uint64_t>(len) * kP1);
+    size_t i = 0;
+    for (; i + 8 <= len; i += 8) {
+        uint64_t w;
+        std::memcpy(&w, p + i, 8);  // little-endian machines only (checked in format.cpp)
+        h = kh64_word(h, w);
+    }
+    return kh64_end(h, p + i, len - i);
 }
 
 uint64_t kh64w(const void* data, size_t len, uint64_t seed) {
@@ -124,10 +138,7 @@ uint64_t kh64w(const void* data, size_t len, uint64_t seed) {
 
 Kh64Stream::Kh64Stream(uint64_t len, uint64_t seed) : h_(seed ^ (len * kP1)), len_(len) {}
 
-void Kh64Stream::word(uint64_t w) {
-    h_ ^= rotl(w * kP2, 31) * kP1;
-    h_ = rotl(h_, 27) * kP1 + kP4;
-}
+void Kh64Stream::word(uint64_t w) { h_ = kh64_word(h_, w); }
 
 void Kh64Stream::update(const void* data, size_t len) {
     const auto* p = static_cast<const uint8_t*>(data);
@@ -155,17 +166,7 @@ uint64_t Kh64Stream::finish() {
     if (seen_ != len_)
         throw std::logic_error("kh64 stream given " + std::to_string(seen_) + " bytes of " +
                                std::to_string(len_));
-    uint64_t h = h_;
-    for (int i = 0; i < held_count_; ++i) {  // the len % 8 bytes after the last whole word
-        h ^= held_[i] * kP5;
-        h = rotl(h, 11) * kP1;
-    }
-    h ^= h >> 33;
-    h *= kP2;
-    h ^= h >> 29;
-    h *= kP3;
-    h ^= h >> 32;
-    return h;
+    return kh64_end(h_, held_, static_cast<size_t>(held_count_));
 }
 
 static_assert(std::endian::native == std::endian::little, "layer files assume little-endian");
