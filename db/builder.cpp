@@ -507,34 +507,42 @@ LayerStats top_in_groups(const BuildOptions& opts, LayerSet& layers, std::ostrea
     }
     if (opts.twins && entry_present(twin)) refuse_unless_regular(twin);
     constexpr uint64_t kChunk = uint64_t(1) << 24;  // entries a pull (a multiple of kGroup)
-    Kh64Stream values(n);
     if (f) {
-        st.reused = true;
-        st.compressed_bytes = f->compressed_bytes();
-        const uint64_t source = f->header().file_checksum;
-        bool twin_ok = false;  // a present twin is kept if every check of read_file passes
-        if (opts.twins && PackedLayer::twin_matches(twin, opts.m, opts.rule, s, source)) {
-            try {
-                PackedLayer::read_file(twin, opts.m, opts.rule, s, source,
-                                       PackedLayer::Load::Mapped);
-                twin_ok = true;
-            } catch (const FormatError& e) {
-                if (log) *log << "rewriting " << e.what() << "\n";
+        // Reused: its values streamed once for the value hash (each block's checksum checked
+        // as it is decoded), and for the twin if that is missing or does not check out. A
+        // damaged block makes it rebuilt, as in a whole build.
+        try {
+            Kh64Stream values(n);
+            const uint64_t source = f->header().file_checksum;
+            bool twin_ok = false;  // a present twin is kept if every check of read_file passes
+            if (opts.twins && PackedLayer::twin_matches(twin, opts.m, opts.rule, s, source)) {
+                try {
+                    PackedLayer::read_file(twin, opts.m, opts.rule, s, source,
+                                           PackedLayer::Load::Mapped);
+                    twin_ok = true;
+                } catch (const FormatError& e) {
+                    if (log) *log << "rewriting " << e.what() << "\n";
+                }
             }
+            auto in = layer_file_stream(*f);
+            auto pull = [&](uint64_t, uint64_t count, int8_t* out) {
+                in->read(out, count);
+                values.update(out, count);
+            };
+            if (opts.twins && !twin_ok)
+                PackedLayer::pack_chunks(n, s, kChunk, pull)
+                    .write_file(twin, opts.m, opts.rule, source);
+            else
+                pull_all(n, kChunk, pull);
+            st.reused = true;
+            st.compressed_bytes = f->compressed_bytes();
+            st.value_hash = values.finish();
+            return st;
+        } catch (const FormatError& e) {
+            if (log) *log << "rebuilding " << e.what() << "\n";
         }
-        auto in = layer_file_stream(*f);
-        auto pull = [&](uint64_t, uint64_t count, int8_t* out) {
-            in->read(out, count);
-            values.update(out, count);
-        };
-        if (opts.twins && !twin_ok)
-            PackedLayer::pack_chunks(n, s, kChunk, pull)
-                .write_file(twin, opts.m, opts.rule, source);
-        else
-            pull_all(n, kChunk, pull);
-        st.value_hash = values.finish();
-        return st;
     }
+    Kh64Stream values(n);
     const auto t0 = Clock::now();
     const double cpu0 = cpu_now();
     int kept = 0;

@@ -251,6 +251,15 @@ TEST_SUITE("db") {
                 for (const std::string& name : names_in(whole.path.string()))
                     CHECK(slurp((groups.path / name).string()) ==
                           slurp((whole.path / name).string()));
+                // A damaged block of the top layer (its last byte): solved again, not reused.
+                const std::string top = (groups.path / db::layer_file_name(m, rule, k)).string();
+                std::string bytes = slurp(top);
+                bytes.back() ^= 0x20;
+                spit(top, bytes);
+                const auto fixed =
+                    db::build_database(options(groups.path.string(), m, rule, k, Top::Groups));
+                CHECK(!fixed.back().reused);
+                CHECK(slurp(top) == slurp((whole.path / db::layer_file_name(m, rule, k)).string()));
             }
         }
     }
