@@ -3,6 +3,7 @@
 
 #include <omp.h>
 
+#include <algorithm>
 #include <cstring>
 #include <filesystem>
 #include <mutex>
@@ -349,13 +350,17 @@ struct Holding {
     PackedLayer::Load load;    // packed twins copied or mapped
     uint64_t resident_budget;  // bytes for resident layers
     int raw_from = 1 << 30;    // layers s >= raw_from one byte an entry, whatever `form` says
+    std::vector<uint64_t> twin_bytes;  // size of layer s's current twin file, 0 if none
     char form_of(int s) const { return s < raw_from ? form : 'r'; }
-    // What layer s of n entries is expected to take before it is read (a packed layer's
-    // size is known only once packed: results/db.md, "Packed layers in memory"; a line
-    // layer's escapes, 96 bytes each, are rare in deep layers).
+    // What layer s of n entries is expected to take before it is read: a packed layer its
+    // current twin's size, or without one a bound (a packed layer's size is known only once
+    // packed: results/db.md, "Packed layers in memory"); a line layer's escapes, 96 bytes
+    // each, are rare in deep layers.
     uint64_t estimate(int s, uint64_t n) const {
         switch (form_of(s)) {
             case 'p':
+                if (static_cast<size_t>(s) < twin_bytes.size() && twin_bytes[s] > 0)
+                    return twin_bytes[s];
                 return n / 2 + n / 16 + 4096;
             case 'l':
                 return (n + LineLayer::kLine - 1) / LineLayer::kLine * 64 + n / 64 + 4096;
@@ -371,12 +376,16 @@ struct Holding {
 // reads a header and a data word. Auto maps the packed twins when every layer has a
 // current one: opening is then a checksum of the page cache's pages, no copy (results/
 // db.md, "Opening a database: mapped twins").
-Holding choose_holding(const std::vector<std::unique_ptr<LayerFile>>& files, bool twins,
-                       size_t memory_bytes, Database::Layout layout, uint64_t raw_top_bytes) {
+Holding choose_holding(const std::vector<std::unique_ptr<LayerFile>>& files,
+                       const std::vector<uint64_t>& twin_bytes, size_t memory_bytes,
+                       Database::Layout layout, uint64_t raw_top_bytes) {
     using Layout = Database::Layout;
     uint64_t total = 0;
     for (const auto& f : files) total += f->header().entries;
+    const bool twins =
+        std::find(twin_bytes.begin(), twin_bytes.end(), uint64_t(0)) == twin_bytes.end();
     Holding h;
+    h.twin_bytes = twin_bytes;
     h.form = layout == Layout::Lines ? 'l'
              : layout == Layout::Packed || layout == Layout::Mapped ||
                      (layout == Layout::Auto && (total > memory_bytes || twins))
@@ -542,10 +551,15 @@ std::unique_ptr<Database> Database::open(const std::string& dir, int m, Rule rul
                                : end.why);
         return nullptr;
     }
-    bool twins = true;
-    for (int s = 0; s < static_cast<int>(files.size()) && twins; ++s)
-        twins = twin_current(dir, m, rule, s, *files[s]);
-    const Holding holding = choose_holding(files, twins, memory_bytes, layout, raw_top_bytes);
+    std::vector<uint64_t> twin_bytes(files.size(), 0);  // each current twin's size
+    for (size_t s = 0; s < files.size(); ++s) {
+        std::error_code ec;
+        if (twin_current(dir, m, rule, static_cast<int>(s), *files[s])) {
+            const auto size = std::filesystem::file_size(twin_path(dir, m, rule, int(s)), ec);
+            twin_bytes[s] = ec ? 0 : static_cast<uint64_t>(size);
+        }
+    }
+    const Holding holding = choose_holding(files, twin_bytes, memory_bytes, layout, raw_top_bytes);
     auto db = std::make_unique<FileDatabase>(m, rule);
     const uint64_t used = hold_layers(*db, files, holding, dir, m, rule, end);
     if (db->layers_.empty()) {  // layer 0 failed its checks

@@ -121,6 +121,34 @@ TEST_SUITE("db") {
         }
     }
 
+    TEST_CASE("packed: mapped twins are counted at their files' size against the bound") {
+        // The bound for a layer without a twin (0.5625 bytes an entry) is above what the
+        // twins take (3-4 bits an entry): a --db-memory-gb between the two must hold every
+        // layer mapped, not leave the top ones to the block cache.
+        const int m = 5, k = 14;
+        TempDir dir("twin-bytes");
+        db::build_database(build_options(dir.path.string(), m, Rule::EmptyCapture, k));
+        uint64_t files = 0, bound = 0;
+        for (int s = 0; s <= k; ++s) {
+            files += fs::file_size(dir.path / db::PackedLayer::file_name(m, Rule::EmptyCapture, s));
+            const uint64_t n = db::layer_size(2 * m, s);
+            bound += n / 2 + n / 16 + 4096;
+        }
+        REQUIRE(files < bound * 9 / 10);
+        std::string why;
+        auto held =
+            db::Database::open(dir.path.string(), m, Rule::EmptyCapture, (files + bound) / 2, &why,
+                               nullptr, db::Database::Layout::Mapped);
+        REQUIRE(held);
+        CHECK(held->resident_layers() == k + 1);
+        CHECK(held->packed_layers() == k + 1);
+        // Below the twins' size the top layer is left to the block cache.
+        auto short_of = db::Database::open(dir.path.string(), m, Rule::EmptyCapture, files / 2,
+                                           &why, nullptr, db::Database::Layout::Mapped);
+        REQUIRE(short_of);
+        CHECK(short_of->resident_layers() < k + 1);
+    }
+
     TEST_CASE("packed: a packed database probes every entry as the one-byte database") {
         for (Rule rule : {Rule::Standard, Rule::EmptyCapture}) {
             for (int m : {4, 5}) {
@@ -244,6 +272,9 @@ TEST_SUITE("db") {
         CHECK(mapped_need < packed_need);
         TempDir refused("refused");
         auto big = build_options(refused.path.string(), 6, Rule::Standard, 24);
+        // The top layer whole: these bounds are about the lower layers (in groups, a top
+        // layer needs less again: tests/test_groups.cpp).
+        big.top = db::BuildOptions::Top::Whole;
         auto gib = [](uint64_t bytes) { return double(bytes) / double(1ull << 30); };
         big.memory_gb = gib((packed_need + raw_need) / 2);
         CHECK(db::lower_layers_of(big) == Lower::Packed);
