@@ -62,23 +62,6 @@ bool write_all(int fd, const void* buf, size_t len) {
     return true;
 }
 
-// Writes exactly len bytes at offset, false (errno set) on an error.
-bool pwrite_all(int fd, const void* buf, size_t len, uint64_t offset) {
-    const auto* p = static_cast<const uint8_t*>(buf);
-    while (len > 0) {
-        ssize_t put = ::pwrite(fd, p, len, static_cast<off_t>(offset));
-        if (put < 0 && errno == EINTR) continue;
-        if (put <= 0) {
-            if (put == 0) errno = EIO;
-            return false;
-        }
-        p += put;
-        len -= static_cast<size_t>(put);
-        offset += static_cast<uint64_t>(put);
-    }
-    return true;
-}
-
 uint64_t header_checksum(const uint8_t* header, const uint8_t* index, size_t index_bytes) {
     return kh64(index, index_bytes, kh64(header, 40));
 }
@@ -356,7 +339,10 @@ LayerWriter::LayerWriter(const std::string& path, int m, Rule rule, int s, uint6
     batch_blocks_ = static_cast<uint32_t>(std::min<uint64_t>(want, std::max(block_count_, 1u)));
     fd_ = ::open(tmp_.c_str(), O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
     if (fd_ < 0) throw std::runtime_error("cannot write " + tmp_ + ": " + std::strerror(errno));
+    // The frames are written in order after the room left for the header and the index.
     offset_ = kHeaderBytes + kIndexRecordBytes * uint64_t(block_count_);
+    if (::lseek(fd_, static_cast<off_t>(offset_), SEEK_SET) < 0)
+        throw std::runtime_error("cannot seek in " + tmp_ + ": " + std::strerror(errno));
     index_.reserve(block_count_);
 }
 
@@ -394,7 +380,7 @@ void LayerWriter::flush_batch() {
     }
     if (!failure.empty()) throw std::runtime_error("zstd compression failed: " + failure);
     for (const std::string& f : frames) {
-        if (!pwrite_all(fd_, f.data(), f.size(), offset_))
+        if (!write_all(fd_, f.data(), f.size()))
             throw std::runtime_error("write failed: " + tmp_ + ": " + std::strerror(errno));
         index_.push_back({offset_, f.size(), kh64(f.data(), f.size())});
         offset_ += f.size();
@@ -426,8 +412,8 @@ uint64_t LayerWriter::finish() {
     }
     const uint64_t checksum = sum.finish();
     put_u64(&head[48], checksum);
-    if (!pwrite_all(fd_, head.data(), head.size(), 0) ||
-        !pwrite_all(fd_, index.data(), index.size(), kHeaderBytes))
+    if (::lseek(fd_, 0, SEEK_SET) != 0 || !write_all(fd_, head.data(), head.size()) ||
+        !write_all(fd_, index.data(), index.size()))
         throw std::runtime_error("write failed: " + tmp_ + ": " + std::strerror(errno));
     const int fd = fd_;
     fd_ = -1;  // commit_durably closes it, and removes the temp file on a failure

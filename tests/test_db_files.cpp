@@ -32,6 +32,7 @@ namespace db = kalah::db;
 namespace fs = std::filesystem;
 using test_db::build;
 using test_db::probe_mismatches;
+using test_files::files_in;
 using test_files::slurp;
 using test_files::spit;
 using test_files::TempDir;
@@ -76,14 +77,6 @@ void reseal_header(std::string& file) {
         std::min<size_t>(size_t(db::kIndexRecordBytes) * blocks, file.size() - db::kHeaderBytes);
     put_u64_le(file, 40,
                db::kh64(file.data() + db::kHeaderBytes, index_bytes, db::kh64(file.data(), 40)));
-}
-
-// Names of the files in dir, sorted.
-std::vector<std::string> files_in(const std::string& dir) {
-    std::vector<std::string> names;
-    for (const auto& e : fs::directory_iterator(dir)) names.push_back(e.path().filename());
-    std::sort(names.begin(), names.end());
-    return names;
 }
 
 bool any_temporary(const std::string& dir) {

@@ -28,19 +28,13 @@ namespace {
 using kalah::Rule;
 namespace db = kalah::db;
 namespace fs = std::filesystem;
+using test_files::files_in;
 using test_files::slurp;
 using test_files::spit;
 using test_files::TempDir;
 
-std::vector<std::string> names_in(const std::string& dir) {
-    std::vector<std::string> names;
-    for (const auto& e : fs::directory_iterator(dir)) names.push_back(e.path().filename());
-    std::sort(names.begin(), names.end());
-    return names;
-}
-
 bool any_named(const std::string& dir, const std::string& tail) {
-    for (const std::string& n : names_in(dir))
+    for (const std::string& n : files_in(dir))
         if (n.size() >= tail.size() && n.compare(n.size() - tail.size(), tail.size(), tail) == 0)
             return true;
     return false;
@@ -237,8 +231,8 @@ TEST_SUITE("db") {
                 REQUIRE(gs.size() == ws.size());
                 CHECK(gs.back().value_hash == ws.back().value_hash);
                 CHECK(gs.back().compressed_bytes == ws.back().compressed_bytes);
-                CHECK(names_in(groups.path.string()) == names_in(whole.path.string()));
-                for (const std::string& name : names_in(whole.path.string()))
+                CHECK(files_in(groups.path.string()) == files_in(whole.path.string()));
+                for (const std::string& name : files_in(whole.path.string()))
                     CHECK(slurp((groups.path / name).string()) ==
                           slurp((whole.path / name).string()));
                 // Reused (the file present): the same value hash, without solving; a missing
@@ -248,7 +242,7 @@ TEST_SUITE("db") {
                     db::build_database(options(groups.path.string(), m, rule, k, Top::Groups));
                 CHECK(again.back().reused);
                 CHECK(again.back().value_hash == ws.back().value_hash);
-                for (const std::string& name : names_in(whole.path.string()))
+                for (const std::string& name : files_in(whole.path.string()))
                     CHECK(slurp((groups.path / name).string()) ==
                           slurp((whole.path / name).string()));
                 // A damaged block of the top layer (its last byte): solved again, not reused.
@@ -309,7 +303,7 @@ TEST_SUITE("db") {
             "build-db --pits 5 --max-seeds 16 --threads 2 --block-entries 65536 --top-layer groups";
         auto r = run_kalah(args + " --dir " + ref.path.string());
         REQUIRE(r.status == 0);
-        const std::vector<std::string> names = names_in(ref.path.string());
+        const std::vector<std::string> names = files_in(ref.path.string());
         REQUIRE(names.size() == 34);  // 17 layer files and their twins, no group file
         // Kill while group files are on disk (the top layer's pairs under way), then resume.
         int kept_runs = 0;
@@ -325,7 +319,7 @@ TEST_SUITE("db") {
             const int want = 1 + run * 2;  // group files present before the kill
             auto groups_on_disk = [&] {
                 int count = 0;
-                for (const std::string& n : names_in(d))
+                for (const std::string& n : files_in(d))
                     count += n.size() > 4 && n.compare(n.size() - 4, 4, ".kgr") == 0;
                 return count;
             };
@@ -340,7 +334,7 @@ TEST_SUITE("db") {
             if (had_groups &&
                 r.err.find("group pairs kept from an interrupted build") != std::string::npos)
                 ++kept_runs;
-            CHECK(names_in(d) == names);  // no group file, no temporary left
+            CHECK(files_in(d) == names);  // no group file, no temporary left
             for (const std::string& name : names)
                 CHECK(slurp((dir.path / name).string()) == slurp((ref.path / name).string()));
         }
