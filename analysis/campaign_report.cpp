@@ -14,13 +14,16 @@ struct RootMove {
     std::string text;
     int lo, hi;
 };
-// Nothing before the root is expanded: no moves.
+// Nothing before the root is expanded: no moves. Bounds as South's margin at the start
+// (the root's frame applied), moves in the notation of the side to move at the root.
 std::vector<RootMove> root_moves(const ProofTree& tree, Rule rule) {
     std::vector<RootMove> out;
+    const campaign::RootFrame& f = tree.frame();
     for (const auto& mb : tree.root_moves()) {
         Board b = tree.root();
         const MoveResult r = b.play(mb.pit, rule);
-        out.push_back({format_move(Side::South, mb.pit, r), mb.lo, mb.hi});
+        const auto [lo, hi] = f.margins(mb.lo, mb.hi);
+        out.push_back({format_move(f.board.to_move(), mb.pit, r), lo, hi});
     }
     return out;
 }
@@ -28,15 +31,17 @@ std::vector<RootMove> root_moves(const ProofTree& tree, Rule rule) {
 // The root mover's first turns in notation ("A1+ A2"), with their bounds.
 std::vector<RootMove> root_turns(const ProofTree& tree, Rule rule) {
     std::vector<RootMove> out;
+    const campaign::RootFrame& f = tree.frame();
     for (const auto& tb : tree.root_turns()) {
         Board b = tree.root();
         std::string text;
         for (const int pit : tb.pits) {
             const MoveResult r = b.play(pit, rule);
             if (!text.empty()) text += ' ';
-            text += format_move(Side::South, pit, r);
+            text += format_move(f.board.to_move(), pit, r);
         }
-        out.push_back({text, tb.lo, tb.hi});
+        const auto [lo, hi] = f.margins(tb.lo, tb.hi);
+        out.push_back({text, lo, hi});
     }
     return out;
 }
@@ -51,16 +56,20 @@ std::string bounds_list_text(const std::vector<RootMove>& list) {
     return out;
 }
 
-// The root's proven best moves in notation ("A2+"), South at the start.
-std::vector<std::string> best_move_texts(const ProofTree& tree, Rule rule, const Board& start) {
+// The root's proven best moves in notation ("A2+"), of the side to move at the root.
+std::vector<std::string> best_move_texts(const ProofTree& tree, Rule rule) {
     std::vector<std::string> out;
+    const Board& root = tree.frame().board;
     for (const int pit : tree.best_moves()) {
-        Board b = start;
+        Board b = root;
         const MoveResult r = b.play(pit, rule);
-        out.push_back(format_move(Side::South, pit, r));
+        out.push_back(format_move(root.to_move(), pit, r));
     }
     return out;
 }
+
+// The root's line in notation, "" at the start.
+std::string line_of(const ProofTree& tree) { return campaign::line_text(tree.params()); }
 
 // The figures of a run that its JSON carries, whether it answered a question or found
 // the value.
@@ -143,7 +152,8 @@ std::string campaign_run_json(const CampaignRun& r) {
     const Progress& p = r.progress;
     Json j = {{"pits", r.start.pits()},
               {"seeds", r.start.own_pit(0)},
-              {"position", format_position(r.start)},
+              {"position", format_position(r.tree->frame().board)},
+              {"line", line_of(*r.tree)},
               {"rule", rule_name(r.rule)}};
     if (r.question) {
         j["bound"] = r.question->text();
@@ -152,7 +162,7 @@ std::string campaign_run_json(const CampaignRun& r) {
         j["turns"] = root_turns_json(*r.tree, r.rule);
     } else {
         Json best = Json::array();
-        for (const auto& b : best_move_texts(*r.tree, r.rule, r.start)) best.push_back(b);
+        for (const auto& b : best_move_texts(*r.tree, r.rule)) best.push_back(b);
         j["value"] = r.value;
         j["result"] = result_letter(r.value);
         j["best"] = best;
@@ -166,8 +176,7 @@ std::string campaign_run_json(const CampaignRun& r) {
 std::string campaign_run_text(const CampaignRun& r) {
     const Progress& p = r.progress;
     std::ostringstream out;
-    out << "Kalah(" << r.start.pits() << "," << r.start.own_pit(0) << "), rule "
-        << rule_name(r.rule) << "\n";
+    out << campaign::params_text(r.tree->params()) << "\n";
     if (r.question) {
         out << "question: " << question_text(*r.question) << "\n"
             << "answer: " << (r.proved ? "proved" : "refuted") << "; proven: v in ["
@@ -180,8 +189,7 @@ std::string campaign_run_text(const CampaignRun& r) {
         return out.str();
     }
     std::string best;
-    for (const auto& b : best_move_texts(*r.tree, r.rule, r.start))
-        best += (best.empty() ? "" : " ") + b;
+    for (const auto& b : best_move_texts(*r.tree, r.rule)) best += (best.empty() ? "" : " ") + b;
     out << "value: " << signed_value(r.value) << " (" << result_letter(r.value) << " for South)\n"
         << "best first moves: " << (best.empty() ? "(not separated by the campaign)" : best) << "\n"
         << jobs_text(p) << ", " << p.passes << " passes this run\n"
@@ -201,9 +209,17 @@ std::string campaign_run_text(const CampaignRun& r) {
 std::string campaign_status_json(const CampaignStatus& s) {
     const Progress& p = s.progress;
     const bool exact = p.root_lo == p.root_hi;
-    Json j = {{"pits", s.params.m}, {"seeds", s.params.n}, {"rule", rule_name(s.params.rule)}};
+    Json j = {{"pits", s.params.m},
+              {"seeds", s.params.n},
+              {"rule", rule_name(s.params.rule)},
+              {"line", campaign::line_text(s.params)},
+              {"position", format_position(s.tree->frame().board)}};
     j.update(campaign_fields(p, s.dir));
-    if (!exact) j["pass_beta"] = s.pass_beta;
+    if (!exact) {
+        j["pass_beta"] = s.pass_beta;
+        j["pass_test"] = std::string("v ") + (p.frame.sign > 0 ? ">= " : "<= ") +
+                         signed_value(p.frame.margin(s.pass_beta));
+    }
     if (s.question) {
         j["bound"] = s.question->text();
         j["proved"] = s.decided ? Json(s.proved) : Json(nullptr);
@@ -221,8 +237,7 @@ std::string campaign_status_text(const CampaignStatus& s) {
     const Progress& p = s.progress;
     const bool exact = p.root_lo == p.root_hi;
     std::ostringstream out;
-    out << "campaign in " << s.dir << ": Kalah(" << s.params.m << "," << s.params.n << "), rule "
-        << rule_name(s.params.rule) << "\n"
+    out << "campaign in " << s.dir << ": " << campaign::params_text(s.params) << "\n"
         << "jobs: " << p.jobs << " (" << p.splits << " split), " << p.open_jobs << " open; tree "
         << p.tree_positions << " positions, " << p.expanded << " expanded\n"
         << "nodes: " << p.nodes << ", job seconds: " << p.job_seconds << "\n"
@@ -244,8 +259,9 @@ std::string campaign_status_text(const CampaignStatus& s) {
     else if (s.decided)
         out << "ETA 0 (question " << (s.proved ? "proved" : "refuted") << ")\n";
     else
-        out << campaign::eta_text(p.eta, false)
-            << " for the pass v >= " << signed_value(s.pass_beta) << "\n";
+        out << campaign::eta_text(p.eta, false) << " for the pass v "
+            << (p.frame.sign > 0 ? ">= " : "<= ") << signed_value(p.frame.margin(s.pass_beta))
+            << "\n";
     return out.str();
 }
 

@@ -52,7 +52,8 @@ std::string campaign_run_json(const CampaignRun& r);
 std::string campaign_run_text(const CampaignRun& r);
 
 // `kalah campaign --status`: the journal replayed, with the ETA of the pass a run would
-// ask now (pass_beta; with a question, its one pass).
+// ask now (pass_beta, a threshold on the root's pits value: "v >= pass_beta"; with a
+// question, its one pass). JSON "pass_test" says it as a test of South's margin.
 struct CampaignStatus {
     campaign::CampaignParams params;
     std::string dir;

@@ -7,6 +7,7 @@
 #include <ctime>
 #include <map>
 #include <stdexcept>
+#include <tuple>
 
 namespace kalah::campaign {
 namespace {
@@ -89,8 +90,9 @@ Campaign::Campaign(Journal& journal, const db::Database* db)
         totals_.job_seconds += r.seconds;
         sizes_.add(r.seconds);
     }
-    totals_.root_lo = tree_.root_lo();
-    totals_.root_hi = tree_.root_hi();
+    std::tie(totals_.root_lo, totals_.root_hi) =
+        tree_.frame().margins(tree_.root_lo(), tree_.root_hi());
+    totals_.frame = tree_.frame();
 }
 
 void Campaign::trace_to(const std::string& dir) { trace_ = std::make_unique<TraceWriter>(dir); }
@@ -100,8 +102,7 @@ std::string Campaign::trace_error() const { return trace_ ? trace_->error() : ""
 Progress Campaign::progress() const {
     Progress p = totals_;
     p.run_seconds = since(start_);
-    p.root_lo = tree_.root_lo();
-    p.root_hi = tree_.root_hi();
+    std::tie(p.root_lo, p.root_hi) = tree_.frame().margins(tree_.root_lo(), tree_.root_hi());
     p.tree_positions = tree_.size();
     p.expanded = tree_.expanded();
     p.open_jobs = tree_.open_positions();
@@ -191,16 +192,19 @@ int solve_tree(ProofTree& tree, WorkerPool& pool, int guess,
 int Campaign::run(WorkerPool& pool, int guess,
                   const std::function<void(const Progress&)>& on_progress,
                   double progress_seconds) {
-    return run_passes(pool, guess, std::nullopt, on_progress, progress_seconds);
+    const RootFrame& f = tree_.frame();
+    return f.margin(run_passes(pool, f.value(guess), std::nullopt, on_progress, progress_seconds));
 }
 
 bool Campaign::settle(WorkerPool& pool, const Question& q,
                       const std::function<void(const Progress&)>& on_progress,
                       double progress_seconds) {
-    // The root is the start: South to move, stores empty, so v(root) is South's margin.
-    const int beta = q.beta(tree_.root().seeds_in_pits());
-    run_passes(pool, beta, OnePass{beta, q.lower}, on_progress, progress_seconds);
-    return q.proved_by(tree_.root_lo() >= beta);
+    // The same question on the root's pits value (at the start: South to move, stores
+    // empty, so v(root) is South's margin).
+    const Question qv = tree_.frame().question(q);
+    const int beta = qv.beta(tree_.root().seeds_in_pits());
+    run_passes(pool, beta, OnePass{beta, qv.lower}, on_progress, progress_seconds);
+    return qv.proved_by(tree_.root_lo() >= beta);
 }
 
 int Campaign::run_passes(WorkerPool& pool, int guess, std::optional<OnePass> only,
@@ -322,12 +326,13 @@ std::string progress_line(const Progress& p) {
     std::snprintf(
         buf, sizeof buf,
         "campaign: jobs %llu (+%llu this run, %llu open), splits %llu, tree %llu "
-        "positions, nodes %llu, %.0f nodes/s, root [%+d, %+d], passes %d, test v >= %+d, "
+        "positions, nodes %llu, %.0f nodes/s, root [%+d, %+d], passes %d, test v %s %+d, "
         "%.1f s, %s",
         static_cast<unsigned long long>(p.jobs), static_cast<unsigned long long>(p.run_jobs),
         static_cast<unsigned long long>(p.open_jobs), static_cast<unsigned long long>(p.splits),
         static_cast<unsigned long long>(p.tree_positions), static_cast<unsigned long long>(p.nodes),
-        nps, p.root_lo, p.root_hi, p.passes, p.beta, p.run_seconds,
+        nps, p.root_lo, p.root_hi, p.passes, p.frame.sign > 0 ? ">=" : "<=",
+        p.frame.sign > 0 ? p.frame.offset + p.beta : p.frame.offset - p.beta, p.run_seconds,
         eta_text(p.eta, p.root_lo == p.root_hi).c_str());
     return buf;
 }

@@ -138,10 +138,11 @@ struct Progress {
     double run_seconds = 0;                    // wall time of this run
     uint64_t open_jobs = 0;  // positions not expanded whose value is not known (job candidates)
     uint64_t tree_positions = 0, expanded = 0;
-    int root_lo = 0, root_hi = 0;
-    int beta = 0;    // the pass's question: v >= beta (0 before the first)
-    int passes = 0;  // MTD(f) passes finished in this run
-    Eta eta;         // of the pass under way (or next); unknown outside run()
+    int root_lo = 0, root_hi = 0;  // South's margin at the start (the root's frame applied)
+    int beta = 0;  // the pass's question on the root's pits value: v >= beta (0 before the first)
+    RootFrame frame;  // the root's (campaign/line.h): the identity without a line
+    int passes = 0;   // MTD(f) passes finished in this run
+    Eta eta;          // of the pass under way (or next); unknown outside run()
 };
 
 Eta pass_eta(const ProofTree& tree, int beta, const JobSizes& sizes, int workers,
@@ -167,13 +168,15 @@ class Campaign {
     // The trace's first write error ("" when none, or when there is no trace).
     std::string trace_error() const;
 
-    // Runs jobs until the root's value is exact and returns it. guess: the first pass's
-    // threshold (South's margin at the start, which is the root's pits value). on_progress
+    // Runs jobs until the root's value is exact and returns it as South's margin at the
+    // start (the root's frame applied). guess: the first pass's threshold, South's margin
+    // at the start. on_progress
     // is called after every job at most every progress_seconds, and at the end of a pass.
     int run(WorkerPool& pool, int guess, const std::function<void(const Progress&)>& on_progress,
             double progress_seconds = 2);
     // Runs jobs until the root's bounds settle the question q about South's margin at the
-    // start (solver/question.h) and returns whether it is proved (true) or refuted. The
+    // start (solver/question.h; after the root's line, if any) and returns whether it is
+    // proved (true) or refuted. The
     // journal's records are the same kind as run()'s: a later run() (the exact value)
     // or another question resumes over them.
     bool settle(WorkerPool& pool, const Question& q,

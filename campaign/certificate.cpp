@@ -332,9 +332,10 @@ Certificate extract_certificate(const ProofTree& tree, const std::vector<JobReco
 std::string format_certificate(const Certificate& c) {
     std::string out = std::string(kCertificateMagic) + " " + std::to_string(kCertificateVersion) +
                       "\nboard " + std::to_string(c.params.m) + " " + std::to_string(c.params.n) +
-                      "\nrule " + rule_name(c.params.rule) + "\nnodes " +
-                      std::to_string(c.nodes.size()) + "\nleaves " + std::to_string(c.leaves()) +
-                      "\n";
+                      "\nrule " + rule_name(c.params.rule) + "\n" +
+                      (c.params.line.empty() ? "" : "line " + plain_line_text(c.params) + "\n") +
+                      "nodes " + std::to_string(c.nodes.size()) + "\nleaves " +
+                      std::to_string(c.leaves()) + "\n";
     for (const auto& r : c.roots)
         out += "root " + std::to_string(r.node) + " " + claim_text(r.claim) + "\n";
     auto child_text = [](int ch) {
@@ -423,6 +424,27 @@ Certificate parse_certificate(const std::string& text) {
         throw fail("expected 'rule standard' or 'rule empty-capture'");
     c.params.rule = f[1] == "standard" ? Rule::Standard : Rule::EmptyCapture;
     ++at;
+    if (at < lines.size() && lines[at].rfind("line ", 0) == 0) {
+        // The root's line: plies "A2 A1" (no suffixes), each the side to move's.
+        f = fields(lines[at]);
+        if (f.size() < 2 || f.size() > size_t(kMaxLine) + 1)
+            throw fail("expected 'line PLY ...' (1 to " + std::to_string(kMaxLine) + " plies)");
+        for (size_t k = 1; k < f.size(); ++k) {
+            const std::string& ply = f[k];
+            if (ply.size() != 2 || (ply[0] != 'A' && ply[0] != 'B') || ply[1] < '1' ||
+                ply[1] > char('0' + c.params.m))
+                throw fail("ply '" + ply + "' is not A1..A" + std::to_string(c.params.m) +
+                           " or B1..B" + std::to_string(c.params.m));
+            c.params.line.push_back(static_cast<uint8_t>(ply[1] - '1'));
+        }
+        // Each ply must be the side to move's: the sides the replay gives, compared.
+        if (plain_line_text(c.params) != lines[at].substr(5) || !check_line(c.params).empty())
+            throw fail("the line is not a game from the start (" +
+                       (check_line(c.params).empty() ? std::string("a ply out of turn")
+                                                     : check_line(c.params)) +
+                       ")");
+        ++at;
+    }
     size_t count = 0, leaves = 0;
     f = next("nodes");
     if (f.size() != 2 || f[0] != "nodes" || !to_number(f[1], count) || count == 0 ||
@@ -498,10 +520,13 @@ Certificate parse_certificate(const std::string& text) {
 }
 
 std::string check_certificate(const Certificate& c) {
-    const Board start = Board::start(c.params.m, c.params.n);
+    // The root: the start, or the position after the line, pits from its mover's view.
+    const Board root = root_frame(c.params).board;
     for (const auto& r : c.roots) {
-        if (c.nodes[r.node].pos.pits_key() != start.pits_key())
-            return "root node " + std::to_string(r.node) + " is not the start position";
+        if (c.nodes[r.node].pos.pits_key() != root.pits_key())
+            return "root node " + std::to_string(r.node) +
+                   (c.params.line.empty() ? std::string(" is not the start position")
+                                          : " is not the position after " + line_text(c.params));
         if (!(c.nodes[r.node].claim == r.claim))
             return "root node " + std::to_string(r.node) + " claims " +
                    claim_text(c.nodes[r.node].claim) + ", not " + claim_text(r.claim);

@@ -36,8 +36,12 @@ std::string check_header(const unsigned char* h, CampaignParams& p, uint64_t& ch
     p.rule = h[14] == 0 ? Rule::Standard : Rule::EmptyCapture;
     if (get_u32(h + 16) != kRecordBytes) return "bad record size in header";
     if (h[15] != 0) return "reserved header bytes not zero";
-    for (int i = 20; i < 56; ++i)
+    const int plies = h[20];
+    if (plies > kMaxLine) return "bad line length " + std::to_string(plies) + " in header";
+    p.line.assign(h + 21, h + 21 + plies);
+    for (int i = 21 + plies; i < 56; ++i)
         if (h[i] != 0) return "reserved header bytes not zero";
+    if (const std::string bad = check_line(p); !bad.empty()) return "bad line in header: " + bad;
     checksum = get_u64(h + 56);
     return "";
 }
@@ -52,8 +56,17 @@ std::string journal_header(const CampaignParams& p) {
     h[13] = static_cast<unsigned char>(p.n);
     h[14] = p.rule == Rule::Standard ? 0 : 1;
     put_u32(h + 16, kRecordBytes);
+    if (p.line.size() > size_t(kMaxLine)) throw std::invalid_argument("campaign line too long");
+    h[20] = static_cast<unsigned char>(p.line.size());
+    std::copy(p.line.begin(), p.line.end(), h + 21);
     put_u64(h + 56, db::kh64(h, 56));
     return std::string(reinterpret_cast<const char*>(h), sizeof h);
+}
+
+std::string params_text(const CampaignParams& p) {
+    const std::string line = line_text(p);
+    return "Kalah(" + std::to_string(p.m) + "," + std::to_string(p.n) + "), rule " +
+           rule_name(p.rule) + (line.empty() ? "" : ", after " + line);
 }
 
 void encode_record(const JobRecord& r, uint64_t header_checksum, uint64_t index,
@@ -188,7 +201,8 @@ Journal::~Journal() {
     if (fd_ >= 0) ::close(fd_);
 }
 
-Journal Journal::open(const std::string& dir, const CampaignParams& p, std::string& damage) {
+Journal Journal::open(const std::string& dir, const CampaignParams& p, std::string& damage,
+                      const std::vector<JobRecord>& seed) {
     damage.clear();
     namespace fs = std::filesystem;
     std::error_code ec;
@@ -197,7 +211,18 @@ Journal Journal::open(const std::string& dir, const CampaignParams& p, std::stri
     Journal j;
     j.path_ = (fs::path(dir) / kJournalName).string();
     if (!fs::exists(fs::symlink_status(j.path_, ec))) {
-        const std::string h = journal_header(p);
+        // The header, then the seed's records encoded for this journal (their checksums
+        // name this header and their new places), each checked as a read would.
+        std::string h = journal_header(p);
+        const uint64_t checksum = get_u64(reinterpret_cast<const unsigned char*>(h.data()) + 56);
+        for (size_t i = 0; i < seed.size(); ++i) {
+            unsigned char buf[kRecordBytes];
+            encode_record(seed[i], checksum, i, buf);
+            JobRecord check;
+            if (const std::string why = decode_record(buf, checksum, i, p, check); !why.empty())
+                throw JournalError("record " + std::to_string(i + 1) + " to import: " + why);
+            h.append(reinterpret_cast<const char*>(buf), kRecordBytes);
+        }
         try {
             db::write_file_durably(j.path_, {{h.data(), h.size()}});
         } catch (const std::exception& e) {
@@ -212,10 +237,8 @@ Journal Journal::open(const std::string& dir, const CampaignParams& p, std::stri
         throw JournalError(j.path_ + ": locked: another campaign is running in " + dir);
     JournalContents c = read_journal(j.path_);
     if (!(c.params == p))
-        throw JournalMismatch(j.path_ + " is a campaign of Kalah(" + std::to_string(c.params.m) +
-                              "," + std::to_string(c.params.n) + "), rule " +
-                              rule_name(c.params.rule) + ", not Kalah(" + std::to_string(p.m) +
-                              "," + std::to_string(p.n) + "), rule " + rule_name(p.rule));
+        throw JournalMismatch(j.path_ + " is a campaign of " + params_text(c.params) + ", not " +
+                              params_text(p));
     if (!c.damage.empty()) {
         // Never trusted: cut off, durably, before anything is appended after it.
         if (::ftruncate(j.fd_, static_cast<off_t>(c.good_bytes)) != 0 || ::fsync(j.fd_) != 0)

@@ -17,7 +17,10 @@
 //   14      1     rule: 0 = standard, 1 = empty-capture
 //   15      1     reserved, 0
 //   16      4     record size in bytes (kRecordBytes)
-//   20      36    reserved, 0
+//   20      1     L, the plies of the campaign's line (0..kMaxLine; 0: rooted at the start)
+//   21      L     the line: each ply's pit, 0-based in the mover's own numbering, played
+//                 from the start (campaign/line.h); the campaign is rooted after it
+//   21+L    35-L  reserved, 0
 //   56      8     header checksum = kh64(bytes 0..55, seed 0) (db/format.h)
 //
 //   then records, kRecordBytes each, in the order the jobs finished
@@ -41,13 +44,17 @@
 // (or a torn record at the end) ends the good part; what follows is never used.
 //
 // Version history:
-//   1 first format.
+//   1 first format; the line (bytes 20..52) was added later in bytes that were reserved:
+//     a journal rooted at the start is unchanged, and a reader from before refuses one
+//     with a line (reserved bytes not zero).
 
 #include <cstdint>
 #include <stdexcept>
 #include <string>
+#include <utility>
 #include <vector>
 
+#include "campaign/line.h"
 #include "core/board.h"
 
 namespace kalah::campaign {
@@ -69,11 +76,17 @@ struct JournalMismatch : std::runtime_error {
 };
 
 struct CampaignParams {
+    CampaignParams() = default;
+    CampaignParams(int pits, int seeds, Rule r, std::vector<uint8_t> plies = {})
+        : m(pits), n(seeds), rule(r), line(std::move(plies)) {}
     int m = 0;
     int n = 0;
     Rule rule = Rule::Standard;
+    std::vector<uint8_t> line;  // the root: the position after these plies (campaign/line.h)
     bool operator==(const CampaignParams&) const = default;
 };
+// "Kalah(6,6), rule standard", then ", after A1+ A3" for a line.
+std::string params_text(const CampaignParams& p);
 
 struct JobRecord {
     enum class Kind : uint8_t { Bound = 1, Split = 2 };
@@ -114,11 +127,14 @@ JournalContents read_journal(const std::string& path);
 // the same directory.
 class Journal {
   public:
-    // Opens dir/journal.kcj, or creates it (and dir) for p when there is none. Throws
+    // Opens dir/journal.kcj, or creates it (and dir) for p when there is none, holding
+    // `seed`'s records from the start (one durable write: another campaign's records,
+    // which are facts whatever the root; ignored when the journal exists). Throws
     // JournalMismatch when the journal records other parameters, JournalError when it is
     // unusable or locked by another running campaign. A damaged tail is cut off (truncate +
     // fsync) and described in `damage`.
-    static Journal open(const std::string& dir, const CampaignParams& p, std::string& damage);
+    static Journal open(const std::string& dir, const CampaignParams& p, std::string& damage,
+                        const std::vector<JobRecord>& seed = {});
     Journal(Journal&&) noexcept;
     ~Journal();
     Journal(const Journal&) = delete;

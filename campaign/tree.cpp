@@ -19,10 +19,13 @@ uint64_t add_capped(uint64_t a, uint64_t b) { return std::min(kInf, a + b); }
 }  // namespace
 
 ProofTree::ProofTree(const CampaignParams& p, const db::Database* db)
-    : ProofTree(p, db, Board::start(p.m, p.n)) {}
+    : ProofTree(p, db, root_frame(p).board) {
+    frame_ = root_frame(p);
+}
 
 ProofTree::ProofTree(const CampaignParams& p, const db::Database* db, const Board& root)
     : params_(p), db_(db) {
+    frame_.board = root;
     node_of(root.without_stores(), 0);
 }
 

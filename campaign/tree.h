@@ -76,10 +76,11 @@ struct Job {
 
 class ProofTree {
   public:
-    // The campaign's root is the start of Kalah(m,n); db (may be null) resolves positions it
-    // holds without jobs.
+    // The campaign's root is the start of Kalah(m,n), or the position after p's line
+    // (campaign/line.h); db (may be null) resolves positions it holds without jobs.
     ProofTree(const CampaignParams& p, const db::Database* db);
-    // A tree rooted at another position (pits only; for tests of the split logic).
+    // A tree rooted at another position (pits only; for tests of the split logic); its
+    // frame is the identity (the root's pits value read as South's margin).
     ProofTree(const CampaignParams& p, const db::Database* db, const Board& root);
 
     // Applies a record (a job's result). Throws ContradictionError.
@@ -124,9 +125,12 @@ class ProofTree {
     // pass that raised lo, hi after one that lowered hi). Requires root_lo() < root_hi().
     int next_beta(int guess) const;
 
+    // The root's bounds on its pits value (its mover's view); frame() maps them to South's
+    // margin at the start.
     int root_lo() const { return nodes_[0].lo; }
     int root_hi() const { return nodes_[0].hi; }
     const Board& root() const { return nodes_[0].pos; }
+    const RootFrame& frame() const { return frame_; }
     size_t size() const { return nodes_.size(); }
     size_t expanded() const { return expanded_; }
     // Positions not expanded whose value is not exact: where jobs may still be run.
@@ -136,8 +140,8 @@ class ProofTree {
     std::vector<int> best_moves() const;
 
     // The root's moves with the proven bounds on their worth (the root's pits value after
-    // the move: South's margin at the start of Kalah(m,n)), in pit order; empty before the
-    // root is expanded.
+    // the move, from the root mover's view: frame() maps it to South's margin), in pit
+    // order; empty before the root is expanded.
     struct MoveBounds {
         int pit = 0;
         int lo = 0, hi = 0;
@@ -240,6 +244,7 @@ class ProofTree {
     int seeds_base() const;  // leaf_weight's and job_budget's seeds of exponent 0
 
     CampaignParams params_;
+    RootFrame frame_;
     const db::Database* db_;
     double leaf_growth_ = 1;
     int split_above_ = kMaxSeeds;

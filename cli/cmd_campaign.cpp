@@ -74,6 +74,8 @@ int run_status(const po::variables_map& vm, const std::string& dir) {
         ProofTree tree;
         Progress p;
     } r{ProofTree(c.params, db.get()), {}};
+    const RootFrame& frame = r.tree.frame();
+    r.p.frame = frame;
     for (const JobRecord& rec : c.records) {
         r.tree.apply(rec);
         ++r.p.jobs;
@@ -81,16 +83,17 @@ int run_status(const po::variables_map& vm, const std::string& dir) {
         r.p.nodes += rec.nodes;
         r.p.job_seconds += rec.seconds;
     }
-    r.p.root_lo = r.tree.root_lo();
-    r.p.root_hi = r.tree.root_hi();
+    std::tie(r.p.root_lo, r.p.root_hi) = frame.margins(r.tree.root_lo(), r.tree.root_hi());
     r.p.tree_positions = r.tree.size();
     r.p.expanded = r.tree.expanded();
     r.p.open_jobs = r.tree.open_positions();
     const bool exact = r.p.root_lo == r.p.root_hi;
     const std::optional<Question> q = question_option(vm);
-    const int seeds = c.params.m * c.params.n * 2;
-    const bool q_decided = q && r.tree.decided(q->beta(seeds));
-    const bool q_proved = q && q->proved_by(r.p.root_lo >= q->beta(seeds));
+    // The question on the root's pits value (the start's: South's margin itself).
+    const std::optional<Question> qv = q ? std::optional(frame.question(*q)) : std::nullopt;
+    const int seeds = r.tree.root().seeds_in_pits();
+    const bool q_decided = qv && r.tree.decided(qv->beta(seeds));
+    const bool q_proved = qv && qv->proved_by(r.tree.root_lo() >= qv->beta(seeds));
     // The ETA of the pass a run would ask now (the same guess as the run's: --guess or the
     // depth-10 estimate, which uses no table or database; with --prove, its one pass), for
     // one worker.
@@ -99,16 +102,17 @@ int run_status(const po::variables_map& vm, const std::string& dir) {
     for (const JobRecord& rec : c.records) sizes.add(rec.seconds);
     if (exact || q_decided) {
         r.p.eta.known = true;
-    } else if (q) {
-        pass_beta = q->beta(seeds);
+    } else if (qv) {
+        pass_beta = qv->beta(seeds);
         r.p.eta = pass_eta(r.tree, pass_beta, sizes, 1);
     } else {
         SolverOptions small;
         small.tt_mb = 1;
-        const int guess = vm.count("guess") ? guess_option(vm, c.params.m, c.params.n, 0)
-                                            : Solver(c.params.m, c.params.rule, small)
-                                                  .estimate(Board::start(c.params.m, c.params.n));
-        pass_beta = r.tree.next_beta(guess);
+        const int guess =
+            vm.count("guess")
+                ? guess_option(vm, c.params.m, c.params.n, 0)
+                : frame.margin(Solver(c.params.m, c.params.rule, small).estimate(r.tree.root()));
+        pass_beta = r.tree.next_beta(frame.value(guess));
         r.p.eta = pass_eta(r.tree, pass_beta, sizes, 1);
     }
     CampaignStatus st{c.params, dir, &r.tree, r.p, q, q_decided, q_proved, pass_beta};
@@ -136,36 +140,47 @@ int run_certificate(const po::variables_map& vm, const std::string& dir) {
         open_database(vm, "campaign", c.params.m, c.params.rule, "bounds from the journal only");
     ProofTree tree(c.params, db.get());
     for (const JobRecord& rec : c.records) tree.apply(rec);
-    const int seeds = 2 * c.params.m * c.params.n;
+    // Claims on the root's pits value (at the start: South's margin itself).
+    const int seeds = tree.root().seeds_in_pits();
+    const std::string where = c.params.line.empty() ? "the start" : "the root";
     std::vector<CertClaim> claims;
     if (const std::optional<Question> q = question_option(vm)) {
-        const int beta = q->beta(seeds);
-        if (!tree.decided(beta))
-            throw std::runtime_error("the journal does not settle v " + q->text() +
-                                     " yet (root in [" + signed_value(tree.root_lo()) + ", " +
-                                     signed_value(tree.root_hi()) + "]): nothing to certify");
+        const Question qv = tree.frame().question(*q);
+        const int beta = qv.beta(seeds);
+        if (!tree.decided(beta)) {
+            const auto [lo, hi] = tree.frame().margins(tree.root_lo(), tree.root_hi());
+            throw std::runtime_error("the journal does not settle v " + q->text() + " yet (" +
+                                     where + " in [" + signed_value(lo) + ", " + signed_value(hi) +
+                                     "]): nothing to certify");
+        }
         claims.push_back(tree.root_lo() >= beta ? CertClaim{true, tree.root_lo()}
                                                 : CertClaim{false, tree.root_hi()});
     } else {
         if (tree.root_lo() > -seeds) claims.push_back({true, tree.root_lo()});
         if (tree.root_hi() < seeds) claims.push_back({false, tree.root_hi()});
         if (claims.empty())
-            throw std::runtime_error(
-                "the journal proves no bound on the start yet: nothing to "
-                "certify");
+            throw std::runtime_error("the journal proves no bound on " + where +
+                                     " yet: nothing to certify");
     }
     const Certificate cert = extract_certificate(tree, c.records, claims);
     const std::string text = format_certificate(cert);
     const std::string out = vm["certificate"].as<std::string>();
     db::write_file_durably(out, {{text.data(), text.size()}});
+    // Each claim as South's margin ("v >= +2", "... after A1+ A3").
     std::string claim_list;
     for (const auto& r : cert.roots)
-        claim_list += (claim_list.empty() ? "v " : ", v ") + claim_text(r.claim);
+        claim_list += (claim_list.empty() ? "" : ", ") +
+                      margin_claim_text(c.params, r.claim.lower, r.claim.bound);
     if (vm.count("json")) {
-        Json roots = Json::array();
-        for (const auto& r : cert.roots) roots.push_back(claim_text(r.claim));
+        Json roots = Json::array(), margins = Json::array();
+        for (const auto& r : cert.roots) {
+            roots.push_back(claim_text(r.claim));
+            margins.push_back(margin_claim_text(c.params, r.claim.lower, r.claim.bound));
+        }
         std::cout << json_line({{"certificate", out},
                                 {"dir", dir},
+                                {"line", line_text(c.params)},
+                                {"margin_claims", margins},
                                 {"records", c.records.size()},
                                 {"claims", roots},
                                 {"nodes", cert.nodes.size()},
@@ -174,9 +189,9 @@ int run_certificate(const po::variables_map& vm, const std::string& dir) {
     } else {
         std::cout << "certificate " << out << ": Kalah(" << c.params.m << "," << c.params.n
                   << "), rule " << rule_name(c.params.rule) << ", " << claim_list
-                  << " at the start; " << cert.nodes.size() << " nodes, " << cert.leaves()
-                  << " leaves, " << text.size() << " bytes (from " << c.records.size()
-                  << " records)\n";
+                  << (c.params.line.empty() ? " at the start; " : "; ") << cert.nodes.size()
+                  << " nodes, " << cert.leaves() << " leaves, " << text.size() << " bytes (from "
+                  << c.records.size() << " records)\n";
     }
     return 0;
 }
@@ -267,6 +282,14 @@ void add_campaign_options(po::options_description& opts, po::options_description
     opts.add_options()
         ("dir", po::value<std::string>(), "campaign directory: its journal, progress.csv and trace.csv "
          "(created; a run with the same options resumes it)")
+        ("moves", po::value<std::string>(),
+         "root the campaign at the position after these moves from the start (a first turn: "
+         "'A1 A3'; kept in the journal); --prove, --guess and every bound printed stay South's "
+         "final margin")
+        ("import", po::value<std::string>(),
+         "when the journal is created: start it with the records of the campaign journal in "
+         "this directory (the same game and rule, any root: its proven bounds and splits serve "
+         "this campaign too)")
         ("job-nodes", po::value<uint64_t>()->default_value(kDefaultJobNodes),
          "node budget of a job; a job that exceeds it is split into its moves")
         ("status", "print the state of the campaign in --dir and exit (nothing is run)")
@@ -426,6 +449,9 @@ int run_campaign(const std::vector<std::string>& args) {
     const Rule rule = parse_rule(vm["rule"].as<std::string>());
     const int m = vm["pits"].as<int>(), n = vm["seeds"].as<int>();
     const Board start = checked_start(m, n);
+    CampaignParams params{m, n, rule, {}};
+    if (vm.count("moves")) params.line = parse_line(m, n, rule, vm["moves"].as<std::string>());
+    const RootFrame frame = root_frame(params);
     const std::optional<Question> question = question_option(vm);
     guess_option(vm, m, n, 0);  // a bad --guess is bad input before anything is opened
     const uint64_t job_nodes = vm["job-nodes"].as<uint64_t>();
@@ -457,11 +483,30 @@ int run_campaign(const std::vector<std::string>& args) {
     // anything else is opened.
     std::string damage;
     std::optional<Journal> journal;
+    std::vector<JobRecord> imported;
+    const bool fresh = !std::filesystem::exists(std::filesystem::path(dir) / kJournalName);
+    if (vm.count("import")) {
+        const std::string from = vm["import"].as<std::string>();
+        if (!fresh) {
+            std::cerr << "kalah campaign: " << dir
+                      << " has a journal: --import is used only when one is created\n";
+        } else {
+            JournalContents c = read_good_records(from, "importing");
+            if (c.params.m != m || c.params.n != n || c.params.rule != rule)
+                throw InputError("--import: " + from + " is a campaign of " +
+                                 params_text(c.params) + ", not of Kalah(" + std::to_string(m) +
+                                 "," + std::to_string(n) + "), rule " + rule_name(rule));
+            imported = std::move(c.records);
+        }
+    }
     try {
-        journal.emplace(Journal::open(dir, CampaignParams{m, n, rule}, damage));
+        journal.emplace(Journal::open(dir, params, damage, imported));
     } catch (const JournalMismatch& e) {
         throw InputError(e.what());
     }
+    if (!imported.empty())
+        std::cerr << "kalah campaign: " << dir << ": started with " << imported.size()
+                  << " records imported from " << vm["import"].as<std::string>() << "\n";
     if (!damage.empty()) std::cerr << "kalah campaign: " << damage << "\n";
     const SolverOptions o = worker_options();
     const mpi::RankDatabase rdb = rank_database();
@@ -488,7 +533,8 @@ int run_campaign(const std::vector<std::string>& args) {
     else
         r.value = campaign.run(
             *pool,
-            vm.count("guess") ? guess_option(vm, m, n, 0) : Solver(m, rule, o).estimate(start),
+            vm.count("guess") ? guess_option(vm, m, n, 0)
+                              : frame.margin(Solver(m, rule, o).estimate(campaign.tree().root())),
             report, every);
     r.progress = campaign.progress();
     if (progress_log) append_csv(dir, r.progress);

@@ -98,9 +98,11 @@ int run_verify_certificate(const std::vector<std::string>& args) {
             leaves.push_back(static_cast<int>(i));
             most_seeds = std::max(most_seeds, cert.nodes[i].pos.seeds_in_pits());
         }
+    // The root claims as South's margin (after the certificate's line, if any).
     std::string claims;
     for (const auto& r : cert.roots)
-        claims += (claims.empty() ? "v " : ", v ") + claim_text(r.claim);
+        claims += (claims.empty() ? "" : ", ") +
+                  margin_claim_text(cert.params, r.claim.lower, r.claim.bound);
     const bool json = vm.count("json") > 0;
     const bool show = !quiet(vm) && !json;
     if (vm.count("moves-only")) {

@@ -14,7 +14,9 @@ What it checks (any failure rejects the whole file, exit 1, one line on stderr):
     to zlib.crc32 of every byte before that line; nothing after it (a cut or padded file
     is rejected).
   * Header, in this order: "kalah-certificate 1", "board M N" (1 <= M <= 6, N >= 1,
-    2MN <= 127), "rule standard|empty-capture", "nodes K" (K >= 1), "leaves L"
+    2MN <= 127), "rule standard|empty-capture", optionally "line PLY ..." (1 to 32
+    plies "A1".."B6" from the start, each the side to move's, none empty, none ending
+    the game, replayed with the move rule below), "nodes K" (K >= 1), "leaves L"
     (0 <= L <= K), then one or more "root ID CLAIM" lines (no duplicates), then exactly
     K "node" lines with IDs 0..K-1 in increasing order.  Numbers are canonical decimals
     (no sign on unsigned fields, no "+", no leading zeros, no "-0").
@@ -43,8 +45,11 @@ What it checks (any failure rejects the whole file, exit 1, one line on stderr):
     the other parity gives v >= c+1, and "<=c" with c of the other parity gives
     v <= c-1.
   * Counts: K node lines, L of them leaves ("job" or "db").
-  * Roots: each root line names a node holding the start position (every pit N) and
-    exactly that claim.
+  * Roots: each root line names a node holding the start position (every pit N), or
+    with a line the position after it from its mover's view, and exactly that claim.
+    A root claim bounds that position's value v; South's final margin is then
+    (South's store - North's store after the line) + v if South is to move, minus v if
+    North is (the summary prints both).
   * Every node is reachable from a root through "move"/"all" children.
   * Bounds on one position do not contradict each other (claims, db values and job
     answers of all nodes holding it): with true leaves this never happens.
@@ -132,6 +137,43 @@ def effective(op, c, s):
     if (c - s) & 1:
         return c + 1 if op == ">=" else c - 1
     return c
+
+
+def replay_line(plies, m, n, ecap, ln):
+    """The position after a line of plies from the start of Kalah(m,n) ("A2", "B1": the
+    side to move's pit, no suffix). Returns (pos, plies, offset, sign): pos pits only from
+    the mover's view, offset = South's store - North's store, sign = +1 if South (A) is to
+    move, else -1, so that South's final margin = offset + sign * v(pos)."""
+    if not plies or len(plies) > 32:
+        raise CertError(ln, "expected 'line PLY ...' with 1 to 32 plies")
+    pos = (n,) * (2 * m)
+    mover, stores = "A", {"A": 0, "B": 0}
+    for k, ply in enumerate(plies, 1):
+        if not re.fullmatch(r"[AB][1-9]", ply) or int(ply[1]) > m:
+            raise CertError(ln, "ply %d %r is not A1..A%d or B1..B%d" % (k, ply, m, m))
+        if ply[0] != mover:
+            raise CertError(ln, "ply %d %s is out of turn (%s to move)" % (k, ply, mover))
+        pit = int(ply[1])
+        if pos[pit - 1] == 0:
+            raise CertError(ln, "ply %d %s: the pit is empty" % (k, ply))
+        g, own, opp, extra, ended = play(pos, pit, m, ecap)
+        if ended:
+            raise CertError(ln, "ply %d %s ends the game" % (k, ply))
+        stores[mover] += g
+        if extra:
+            pos = own + opp
+        else:
+            pos = opp + own
+            mover = "B" if mover == "A" else "A"
+    return pos, list(plies), stores["A"] - stores["B"], 1 if mover == "A" else -1
+
+
+def margin_claim(op, b, offset, sign):
+    """A claim `op b` on the root's value as a claim on South's final margin."""
+    x = offset + sign * b
+    if sign < 0:
+        op = "<=" if op == ">=" else ">="
+    return "%s%d" % (op, x)
 
 
 def fmt_pos(pos, m):
@@ -305,20 +347,27 @@ def check(data):
     if rule not in RULES:
         raise CertError(3, "unknown rule %r (want 'standard' or 'empty-capture')" % rule)
     ecap = rule == "empty-capture"
-    f = hdr(3, "nodes")
-    expect_fields(f, 2, 4, "nodes")
-    K = parse_uint(f[1], 4, "nodes K")
+    # The root: the start, or the position after the optional "line" (docs/certificate.md).
+    root_pos, line, offset, sign = (n,) * (2 * m), [], 0, 1
+    h = 3
+    if h < nlines - 1 and lines[h].startswith("line "):
+        root_pos, line, offset, sign = replay_line(lines[h].split(" ")[1:], m, n, ecap, h + 1)
+        h += 1
+    f = hdr(h, "nodes")
+    expect_fields(f, 2, h + 1, "nodes")
+    K = parse_uint(f[1], h + 1, "nodes K")
     if K < 1:
-        raise CertError(4, "nodes must be at least 1")
-    f = hdr(4, "leaves")
-    expect_fields(f, 2, 5, "leaves")
-    Lc = parse_uint(f[1], 5, "leaves L")
+        raise CertError(h + 1, "nodes must be at least 1")
+    f = hdr(h + 1, "leaves")
+    expect_fields(f, 2, h + 2, "leaves")
+    Lc = parse_uint(f[1], h + 2, "leaves L")
     if Lc > K:
-        raise CertError(5, "leaves %d > nodes %d" % (Lc, K))
+        raise CertError(h + 2, "leaves %d > nodes %d" % (Lc, K))
+    leaves_line = h + 2
 
     roots = []
     seen_roots = set()
-    idx = 5
+    idx = h + 2
     while idx < nlines - 1 and lines[idx].startswith("root "):
         ln = idx + 1
         f = lines[idx].split(" ")
@@ -401,15 +450,17 @@ def check(data):
                         % (len(nodes), K))
     nleaves = sum(1 for nd in nodes if nd.kind in ("job", "db"))
     if nleaves != Lc:
-        raise CertError(5, "file has %d leaves (job/db) but says 'leaves %d'" % (nleaves, Lc))
+        raise CertError(leaves_line, "file has %d leaves (job/db) but says 'leaves %d'"
+                        % (nleaves, Lc))
 
     # --- roots ----------------------------------------------------------------------
-    start = (n,) * (2 * m)
     for ln, rid, op, b in roots:
         nd = nodes[rid]
-        if nd.pos != start:
-            raise CertError(ln, "root node %d holds %s, not the start position %s"
-                            % (rid, fmt_pos(nd.pos, m), fmt_pos(start, m)))
+        if nd.pos != root_pos:
+            raise CertError(ln, "root node %d holds %s, not the %s %s"
+                            % (rid, fmt_pos(nd.pos, m),
+                               "position after the line" if line else "start position",
+                               fmt_pos(root_pos, m)))
         if nd.op != op or nd.bound != b:
             raise CertError(ln, "root claims %s but node %d claims %s"
                             % (fmt_claim(op, b), rid, fmt_claim(nd.op, nd.bound)))
@@ -610,7 +661,9 @@ def check(data):
         "ok": True,
         "board": [m, n],
         "rule": rule,
-        "roots": [{"id": rid, "claim": fmt_claim(op, b)} for _, rid, op, b in roots],
+        "line": " ".join(line),
+        "roots": [{"id": rid, "claim": fmt_claim(op, b),
+                   "margin": margin_claim(op, b, offset, sign)} for _, rid, op, b in roots],
         "nodes": K,
         "internal": K - len(leaves),
         "leaf_kinds": {"job": sum(1 for x in leaves if x["kind"] == "job"),
@@ -628,13 +681,20 @@ def summary(res, with_leaves):
            "board: Kalah(%d,%d)" % (m, n),
            "rule: %s" % res["rule"]]
     claims = {}
+    line = res["line"]
+    if line:
+        out.append("line: %s (the root is the position after it)" % line)
     for r in res["roots"]:
-        out.append("root: node %d: v(start) %s" % (r["id"], r["claim"]))
-        claims.setdefault(r["claim"][2:], set()).add(r["claim"][:2])
+        if line:
+            out.append("root: node %d: v(root) %s, so South's final margin %s"
+                       % (r["id"], r["claim"], r["margin"]))
+        else:
+            out.append("root: node %d: v(start) %s" % (r["id"], r["claim"]))
+        claims.setdefault(r["margin"][2:], set()).add(r["margin"][:2])
     for b, ops in sorted(claims.items(), key=lambda kv: int(kv[0])):
         if ops == {">=", "<="}:
-            out.append("value: Kalah(%d,%d) under %s = %s (both bounds proved)"
-                       % (m, n, res["rule"], b))
+            out.append("value: Kalah(%d,%d) under %s%s = %s (both bounds proved)"
+                       % (m, n, res["rule"], " after " + line if line else "", b))
     lk = res["leaf_kinds"]
     out.append("nodes: %d (internal %d, leaves %d: job %d, db %d)"
                % (res["nodes"], res["internal"], lk["job"] + lk["db"], lk["job"], lk["db"]))

@@ -83,8 +83,24 @@ std::string with_line(const std::string& text, size_t line, const std::string& r
     return out + "crc32 " + crc + "\n";
 }
 
+// A campaign rooted after `line` (campaign/line.h) run to its value by brute-force
+// workers, and the certificate of the root's value.
+Drawn draw_line(int m, int n, Rule rule, std::vector<uint8_t> line, uint32_t seed, BruteForce& bf) {
+    const CampaignParams p{m, n, rule, std::move(line)};
+    ProofTree tree(p, nullptr);
+    OracleWorkers oracle(bf, seed, 1 + int(seed % 3));
+    std::vector<JobRecord> records;
+    const int v = solve_tree(
+        tree, oracle, 0, [&](const JobRecord& r, const Dispatch&) { records.push_back(r); }, {});
+    Drawn d{extract_certificate(tree, records, {{true, v}, {false, v}}), v};
+    d.cert.params = p;
+    return d;
+}
+
 // The text line of node id.
-size_t node_line(const Certificate& c, int id) { return 5 + c.roots.size() + size_t(id); }
+size_t node_line(const Certificate& c, int id) {
+    return 5 + (c.params.line.empty() ? 0 : 1) + c.roots.size() + size_t(id);
+}
 
 }  // namespace
 
@@ -190,6 +206,42 @@ TEST_SUITE("campaign") {
                    (move ? " move 1 " : " all ") + std::to_string(id);
             CHECK_THROWS_AS(parse_certificate(with_line(text, node_line(c, id), line)),
                             CertificateError);
+        }
+    }
+
+    TEST_CASE(
+        "certificate: rooted after a line, its root is the line's position; the line checked") {
+        for (const Rule rule : {Rule::Standard, Rule::EmptyCapture}) {
+            BruteForce& bf = brute(4, rule);
+            for (const auto& line : {std::vector<uint8_t>{1, 0}, std::vector<uint8_t>{0},
+                                     std::vector<uint8_t>{3, 1}}) {
+                const Drawn d = draw_line(4, 3, rule, line, 2, bf);
+                const Certificate& c = d.cert;
+                const RootFrame f = root_frame(c.params);
+                INFO(rule_name(rule), " after ", line_text(c.params));
+                CHECK(c.nodes[c.roots[0].node].pos.pits_key() == f.board.pits_key());
+                CHECK(d.value == bf.pits_value(ref::from_board(f.board.without_stores())));
+                CHECK(check_certificate(c) == "");
+                check_claims_true(c, bf);
+                const std::string text = format_certificate(c);
+                CHECK(text.find("\nline " + plain_line_text(c.params) + "\n") != std::string::npos);
+                const Certificate back = parse_certificate(text);
+                CHECK(back.params == c.params);
+                CHECK(format_certificate(back) == text);
+                CHECK(check_certificate(back) == "");
+                // Another line leads elsewhere: the root no longer holds its position.
+                Certificate other = c;
+                other.params.line = {2};
+                CHECK(check_certificate(other).find("not the position after A3") !=
+                      std::string::npos);
+                // No line: the root is not the start.
+                other.params.line.clear();
+                CHECK(check_certificate(other).find("not the start") != std::string::npos);
+                // Lines that are not games, refused by the reading.
+                for (const char* bad :
+                     {"line A2 B1", "line A2 A2", "line A5", "line A2+ A1", "line", "line  A2"})
+                    CHECK_THROWS_AS(parse_certificate(with_line(text, 3, bad)), CertificateError);
+            }
         }
     }
 

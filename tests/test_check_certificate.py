@@ -506,7 +506,9 @@ def valid_certificates_accepted():
             res = assert_accepts(t)
             assert res["board"] == [m, n] and res["rule"] == rule
             assert res["nodes"] == len(c.nodes)
-            want_roots = [{"id": rid, "claim": "%s%d" % (op, b)} for rid, op, b in c.roots]
+            # At the start South's margin is the root's value: the same claim.
+            want_roots = [{"id": rid, "claim": "%s%d" % (op, b), "margin": "%s%d" % (op, b)}
+                          for rid, op, b in c.roots]
             assert res["roots"] == want_roots, (res["roots"], want_roots)
             nleaves = sum(1 for x in c.nodes if x["kind"] in ("job", "db"))
             assert len(res["leaves"]) == nleaves
@@ -882,6 +884,70 @@ def leaf_root(claim, just, m=3, n=3, rule="standard"):
     kind, args = just.split(" ")[0], just.split(" ")[1:]
     return Cert(m, n, rule, [{"op": op, "b": b, "pos": (n,) * (2 * m), "kind": kind,
                               "args": args}], [(0, op, b)], None).text()
+
+
+def ref_line(m, n, plies, ec):
+    """The reference's view of a line from the start: (pos of the mover, offset, sign),
+    played seed by seed on the absolute board."""
+    board = [n] * m + [0] + [n] * m + [0]
+    south = True
+    for ply in plies:
+        assert ply[0] == ("A" if south else "B")
+        board, extra, ended, _ = ref_move(board, m, south, int(ply[1]), ec)
+        assert not ended
+        if not extra:
+            south = not south
+    a, b = tuple(board[0:m]), tuple(board[m + 1:2 * m + 1])
+    pos = a + b if south else b + a
+    return pos, board[m] - board[2 * m + 1], 1 if south else -1
+
+
+def line_cert(m, n, rule, plies, claims, pos=None):
+    """A certificate rooted after `plies`: a db leaf of the root's true value for each
+    claim (ops), at the position the line leads to or a given one."""
+    ec = rule == "empty-capture"
+    root, _, _ = ref_line(m, n, plies, ec)
+    v = solver(m, ec).value(root)
+    body = ["kalah-certificate 1", "board %d %d" % (m, n), "rule %s" % rule,
+            "line " + " ".join(plies), "nodes %d" % len(claims), "leaves %d" % len(claims)]
+    body += ["root %d %s%d" % (i, op, v) for i, op in enumerate(claims)]
+    node_pos = root if pos is None else pos
+    body += ["node %d %s%d %s db %d" % (i, op, v, fpos(node_pos, m), v)
+             for i, op in enumerate(claims)]
+    return with_crc("\n".join(body) + "\n"), v
+
+
+@test
+def line_certificates():
+    """A certificate rooted after a line: the root is the position the line leads to,
+    its claims read as South's margin through the stores and the side to move."""
+    for rule in ("standard", "empty-capture"):
+        ec = rule == "empty-capture"
+        for plies in (["A2", "A1"], ["A1"], ["A2", "A3"], ["A4", "B2"]):
+            pos, offset, sign = ref_line(4, 3, plies, ec)
+            text, v = line_cert(4, 3, rule, plies, [">="])
+            res = assert_accepts(text)
+            assert res["line"] == " ".join(plies)
+            want = offset + sign * v
+            assert res["roots"][0]["margin"] == ("%s%d" % (">=" if sign > 0 else "<=", want)), \
+                (plies, res["roots"], offset, sign, v)
+            both, _ = line_cert(4, 3, rule, plies, [">=", "<="])
+            rc, out, err = run_checker(both)
+            assert rc == 0 and ("= %d (both bounds proved)" % want) in out, out
+    # The root node must hold the position after the line, not the start.
+    text, _ = line_cert(4, 3, "standard", ["A2", "A1"], [">="], pos=(3,) * 8)
+    assert_rejects(text, "not the position after the line")
+    # Plies: out of turn, an empty pit, a pit off the board, a suffix, the game's end.
+    for plies, msg in ((["A2", "B1"], "out of turn"), (["A1", "A1"], "out of turn"),
+                       (["A2", "A2"], "empty"), (["A5"], "not A1..A4"),
+                       (["A2+"], "not A1..A4")):
+        body = ("kalah-certificate 1\nboard 4 3\nrule standard\nline %s\nnodes 1\nleaves 1\n"
+                "root 0 >=0\nnode 0 >=0 3,3,3,3/3,3,3,3 db 0\n" % " ".join(plies))
+        assert_rejects(with_crc(body), msg)
+    # Kalah(1,1): A1 sows into the store and empties South's row: the game is over.
+    body = ("kalah-certificate 1\nboard 1 1\nrule standard\nline A1\nnodes 1\nleaves 1\n"
+            "root 0 >=0\nnode 0 >=0 1/1 db 0\n")
+    assert_rejects(with_crc(body), "ends the game")
 
 
 @test

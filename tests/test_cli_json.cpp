@@ -127,6 +127,8 @@ const std::map<std::string, Check>& vocabulary() {
         {"eta_pass_jobs", is_array},
         {"eta_workers", is_count},
         {"pass_beta", is_int},
+        {"pass_test", is_string},
+        {"line", is_string},
         {"ranks", is_count},
         {"job_nodes", is_count},
         {"passes", is_count},
