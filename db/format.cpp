@@ -421,26 +421,57 @@ uint64_t LayerWriter::finish() {
     return checksum;
 }
 
+DurableWriter::DurableWriter(const std::string& path)
+    : path_(path), tmp_(temp_layer_path(path, ::getpid())) {
+    // Temp name unique per process, so two builders writing into one directory never write
+    // into each other's temp file.
+    fd_ = ::open(tmp_.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (fd_ < 0) throw std::runtime_error("cannot write " + tmp_ + ": " + std::strerror(errno));
+}
+
+DurableWriter::~DurableWriter() {
+    if (fd_ >= 0) {
+        ::close(fd_);
+        ::unlink(tmp_.c_str());
+    }
+}
+
+void DurableWriter::fail(const std::string& what, int err) {
+    ::close(fd_);
+    fd_ = -1;
+    ::unlink(tmp_.c_str());
+    throw std::runtime_error(what + " " + tmp_ + ": " + std::strerror(err));
+}
+
+void DurableWriter::write(const void* data, size_t len) {
+    if (!write_all(fd_, data, len)) fail("write failed:", errno);
+}
+
+void DurableWriter::write_at(const void* data, size_t len, uint64_t at) {
+    const auto* p = static_cast<const uint8_t*>(data);
+    while (len > 0) {
+        const ssize_t k = ::pwrite(fd_, p, len, static_cast<off_t>(at));
+        if (k < 0 && errno == EINTR) continue;
+        if (k <= 0) fail("write failed:", k < 0 ? errno : EIO);
+        p += k;
+        len -= static_cast<size_t>(k);
+        at += static_cast<uint64_t>(k);
+    }
+}
+
+void DurableWriter::commit() {
+    const int fd = fd_;
+    fd_ = -1;  // commit_durably closes it (and removes the temp file on a failure)
+    commit_durably(fd, tmp_, path_);
+}
+
 void write_file_durably(const std::string& path,
                         const std::vector<std::pair<const void*, size_t>>& pieces) {
-    // Temp name unique per process, so two builders writing into one directory never write
-    // into each other's temp file; the data is on disk (fsync) before the rename makes it
-    // visible, and a failed write leaves no temp file behind.
-    const std::string tmp = temp_layer_path(path, ::getpid());
-    const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-    if (fd < 0) throw std::runtime_error("cannot write " + tmp + ": " + std::strerror(errno));
-    auto give_up = [&](const std::string& what, int err) {
-        ::unlink(tmp.c_str());
-        return std::runtime_error(what + " " + tmp + ": " + std::strerror(err));
-    };
-    for (const auto& [data, len] : pieces) {
-        if (!write_all(fd, data, len)) {
-            const int err = errno;
-            ::close(fd);
-            throw give_up("write failed:", err);
-        }
-    }
-    commit_durably(fd, tmp, path);
+    // The data is on disk (fsync) before the rename makes it visible, and a failed write
+    // leaves no temp file behind.
+    DurableWriter w(path);
+    for (const auto& [data, len] : pieces) w.write(data, len);
+    w.commit();
 }
 
 std::unique_ptr<LayerFile> LayerFile::open(const std::string& path, int m, Rule rule, int s) {

@@ -130,6 +130,26 @@ std::string temp_layer_path(const std::string& path, long pid);
 void write_file_durably(const std::string& path,
                         const std::vector<std::pair<const void*, size_t>>& pieces);
 
+// A file written in pieces under a temp name (temp_layer_path(path, getpid())) and renamed
+// into place by commit(), durably (fsync of the file, then of its directory): a reader never
+// sees a part of it. Destroyed uncommitted, the temp file is removed. Throws
+// std::runtime_error on a failed write.
+class DurableWriter {
+  public:
+    explicit DurableWriter(const std::string& path);
+    ~DurableWriter();
+    DurableWriter(const DurableWriter&) = delete;
+    DurableWriter& operator=(const DurableWriter&) = delete;
+    void write(const void* data, size_t len);                  // appended
+    void write_at(const void* data, size_t len, uint64_t at);  // over bytes written before
+    void commit();
+
+  private:
+    [[noreturn]] void fail(const std::string& what, int err);
+    std::string path_, tmp_;
+    int fd_ = -1;
+};
+
 // Removes the temporary files of (m, rule) layers in dir (temp_layer_path names) whose
 // writer is no longer running (a killed build), or is this process (which writes none
 // while it calls this); another live writer's are kept. Returns the removed file names.

@@ -3,6 +3,7 @@
 
 #include <fcntl.h>
 #include <unistd.h>
+#include <zstd.h>
 
 #include <algorithm>
 #include <cerrno>
@@ -18,14 +19,18 @@ namespace kalah::db {
 namespace {
 
 constexpr char kGroupMagic[8] = {'K', 'A', 'L', 'A', 'H', 'K', 'G', 'R'};
-constexpr uint32_t kGroupVersion = 1;
-constexpr size_t kGroupHeader = 40;
+constexpr uint32_t kGroupVersion = 2;
+constexpr size_t kGroupHeader = 48;
+// Values a chunk (one zstd frame), and the chunks compressed at once (in parallel).
+constexpr uint64_t kChunk = uint64_t(1) << 22;
+constexpr uint64_t kChunksAtOnce = 16;
 
 std::string base_name(const std::string& path) {
     return std::filesystem::path(path).filename().string();
 }
 
-std::vector<uint8_t> group_header(int m, Rule rule, int s, int a, uint64_t n, uint64_t payload) {
+std::vector<uint8_t> group_header(int m, Rule rule, int s, int a, uint64_t n, uint64_t payload,
+                                  uint64_t stored) {
     std::vector<uint8_t> h(kGroupHeader, 0);
     std::memcpy(h.data(), kGroupMagic, 8);
     put_u32(&h[8], kGroupVersion);
@@ -35,7 +40,8 @@ std::vector<uint8_t> group_header(int m, Rule rule, int s, int a, uint64_t n, ui
     h[15] = static_cast<uint8_t>(a);
     put_u64(&h[16], n);
     put_u64(&h[24], payload);
-    put_u64(&h[32], kh64(h.data(), 32));
+    put_u64(&h[32], stored);
+    put_u64(&h[40], kh64(h.data(), 40));
     return h;
 }
 
@@ -64,14 +70,16 @@ class GroupReader {
         uint8_t head[kGroupHeader];
         if (!read_exactly(fd_, head, kGroupHeader))
             throw bad("truncated (shorter than the header)");
-        std::vector<uint8_t> want = group_header(m, rule, s, a, n_, get_u64(head + 24));
+        std::vector<uint8_t> want =
+            group_header(m, rule, s, a, n_, get_u64(head + 24), get_u64(head + 32));
         if (std::memcmp(head, want.data(), kGroupHeader) != 0)
             throw bad("not group " + std::to_string(a) + " of this layer (bad header)");
         payload_ = get_u64(head + 24);
+        stored_ = get_u64(head + 32);
         const off_t size = ::lseek(fd_, 0, SEEK_END);
-        if (size < 0 || static_cast<uint64_t>(size) != kGroupHeader + n_)
+        if (size < 0 || static_cast<uint64_t>(size) != kGroupHeader + stored_)
             throw bad("size " + std::to_string(size) + ", not " +
-                      std::to_string(kGroupHeader + n_));
+                      std::to_string(kGroupHeader + stored_));
         ::lseek(fd_, kGroupHeader, SEEK_SET);
     }
     ~GroupReader() {
@@ -99,23 +107,38 @@ class GroupReader {
     FormatError bad(const std::string& what) const { return FormatError(name_ + ": " + what); }
 
   private:
+    // The next chunk: its frame's length (u32), the frame, decoded to exactly the chunk's
+    // values; every length checked against what is left of the file first.
     void refill() {
-        const uint64_t left = n_ - read_;
-        buf_.resize(static_cast<size_t>(std::min<uint64_t>(left, uint64_t(4) << 20)));
-        if (!read_exactly(fd_, buf_.data(), buf_.size())) throw bad("short read");
+        const uint64_t want = std::min<uint64_t>(n_ - read_, kChunk);
+        uint8_t len_bytes[4];
+        if (stored_ - taken_ < 4 || !read_exactly(fd_, len_bytes, 4)) throw bad("short read");
+        const uint32_t len = get_u32(len_bytes);
+        taken_ += 4;
+        if (len == 0 || len > ZSTD_compressBound(want) || len > stored_ - taken_)
+            throw bad("bad chunk length " + std::to_string(len));
+        frame_.resize(len);
+        if (!read_exactly(fd_, frame_.data(), len)) throw bad("short read");
+        taken_ += len;
+        buf_.resize(static_cast<size_t>(want));
+        const size_t got = ZSTD_decompress(buf_.data(), buf_.size(), frame_.data(), len);
+        if (ZSTD_isError(got) || got != want) throw bad("damaged chunk (zstd)");
         sum_.update(buf_.data(), buf_.size());
-        read_ += buf_.size();
+        read_ += want;
         at_ = 0;
+        if (read_ == n_ && taken_ != stored_) throw bad("bytes after the last chunk");
     }
     std::string name_;
     int fd_ = -1;
     uint64_t n_;
-    uint64_t payload_ = 0;
+    uint64_t payload_ = 0, stored_ = 0;
     Kh64Stream sum_;
     std::vector<int8_t> buf_;
+    std::vector<uint8_t> frame_;
     size_t at_ = 0;
-    uint64_t read_ = 0;  // bytes of the payload read from the file
-    uint64_t done_ = 0;  // bytes handed out
+    uint64_t read_ = 0;   // values of the payload decoded
+    uint64_t taken_ = 0;  // bytes of the file after the header read
+    uint64_t done_ = 0;   // values handed out
 };
 
 class GroupMerge final : public LayerStream {
@@ -202,8 +225,39 @@ std::string group_file_name(int m, Rule rule, int s, int a) {
 void write_group_file(const std::string& path, int m, Rule rule, int s, int a,
                       const int8_t* values) {
     const uint64_t n = group_size(m, s, a);
-    const std::vector<uint8_t> head = group_header(m, rule, s, a, n, kh64(values, n));
-    write_file_durably(path, {{head.data(), head.size()}, {values, n}});
+    DurableWriter w(path);
+    std::vector<uint8_t> head(kGroupHeader, 0);
+    w.write(head.data(), head.size());  // a placeholder until the chunks' bytes are known
+    uint64_t stored = 0;
+    const uint64_t chunks = (n + kChunk - 1) / kChunk;
+    std::vector<std::vector<uint8_t>> frames(kChunksAtOnce);
+    for (uint64_t c0 = 0; c0 < chunks; c0 += kChunksAtOnce) {
+        const int batch = static_cast<int>(std::min(kChunksAtOnce, chunks - c0));
+        std::string failure;
+#pragma omp parallel for schedule(dynamic)
+        for (int k = 0; k < batch; ++k) {
+            const uint64_t at = (c0 + k) * kChunk, len = std::min(kChunk, n - at);
+            std::vector<uint8_t>& f = frames[k];
+            f.resize(4 + ZSTD_compressBound(len));
+            const size_t got =
+                ZSTD_compress(f.data() + 4, f.size() - 4, values + at, len, kGroupZstdLevel);
+            if (ZSTD_isError(got)) {
+#pragma omp critical
+                failure = ZSTD_getErrorName(got);
+                continue;
+            }
+            put_u32(f.data(), static_cast<uint32_t>(got));
+            f.resize(4 + got);
+        }
+        if (!failure.empty()) throw std::runtime_error("zstd compression failed: " + failure);
+        for (int k = 0; k < batch; ++k) {
+            w.write(frames[k].data(), frames[k].size());
+            stored += frames[k].size();
+        }
+    }
+    head = group_header(m, rule, s, a, n, kh64(values, n), stored);
+    w.write_at(head.data(), head.size(), 0);
+    w.commit();
 }
 
 bool group_file_ok(const std::string& path, int m, Rule rule, int s, int a) {

@@ -25,9 +25,12 @@ uint64_t largest_pair(int m, int s);
 
 // Group file: the values of one group in group order, written to a temp name and renamed,
 // removed once the layer file is complete. Named kalah-m<m>-<rule>-s<s>-g<a>.kgr; layout
-// (little-endian): magic "KALAHKGR", u32 version 1, u8 m, u8 rule (0 standard, 1
-// empty-capture), u8 s, u8 a, u64 entries, u64 kh64 of the payload, u64 kh64 of bytes 0..31,
-// then the entries one int8 each.
+// (little-endian): magic "KALAHKGR", u32 version 2, u8 m, u8 rule (0 standard, 1
+// empty-capture), u8 s, u8 a, u64 entries, u64 kh64 of the values, u64 the bytes after the
+// header, u64 kh64 of bytes 0..39; then the values in chunks of 2^22 (the last shorter),
+// each a u32 length and one zstd frame of that length (level kGroupZstdLevel). Version 1
+// held the values raw, a byte each: 2.5x the disk at layer 26 (results/db.md).
+constexpr int kGroupZstdLevel = 1;
 std::string group_file_name(int m, Rule rule, int s, int a);
 void write_group_file(const std::string& path, int m, Rule rule, int s, int a,
                       const int8_t* values);

@@ -186,20 +186,28 @@ TEST_SUITE("db") {
             }
             CHECK_NOTHROW(in->finish());
             CHECK(merged == layer);
-            // A byte of a group's payload changed: the merge reads on, finish() names the file.
+            // A byte after the header changed (a chunk's length, or inside its zstd frame):
+            // the merge throws, at a read (the frame does not decode to its chunk) or at
+            // finish() (the values' hash), naming the file, before a layer could be written.
             const std::string victim = d + "/" + db::group_file_name(m, Rule::Standard, s, 1);
-            std::string bytes = slurp(victim);
-            bytes[bytes.size() - 1] ^= 1;
-            spit(victim, bytes);
-            CHECK(!db::group_file_ok(victim, m, Rule::Standard, s, 1));
-            auto bad = db::merge_groups(d, m, Rule::Standard, s);
-            bad->read(merged.data(), n);
-            try {
-                bad->finish();
-                FAIL("a damaged group file was merged");
-            } catch (const db::FormatError& e) {
-                CHECK(std::string(e.what()).find(fs::path(victim).filename().string()) !=
-                      std::string::npos);
+            const std::string good_bytes = slurp(victim);
+            std::string bytes;
+            for (const size_t at :
+                 {size_t(48), size_t(52), good_bytes.size() / 2 + 26, good_bytes.size() - 1}) {
+                CAPTURE(at);
+                bytes = good_bytes;
+                bytes[at] ^= 1;
+                spit(victim, bytes);
+                CHECK(!db::group_file_ok(victim, m, Rule::Standard, s, 1));
+                try {
+                    auto bad = db::merge_groups(d, m, Rule::Standard, s);
+                    bad->read(merged.data(), n);
+                    bad->finish();
+                    FAIL("a damaged group file was merged");
+                } catch (const db::FormatError& e) {
+                    CHECK(std::string(e.what()).find(fs::path(victim).filename().string()) !=
+                          std::string::npos);
+                }
             }
             // Another layer's group under this name, or a short file: refused at open.
             spit(victim, slurp(d + "/" + db::group_file_name(m, Rule::Standard, s, 0)));
