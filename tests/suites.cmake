@@ -152,6 +152,13 @@ if(KALAH_PYTHON3 AND KALAH_SANITIZE STREQUAL "" AND NOT KALAH_FUZZ)
            COMMAND bash ${PROJECT_SOURCE_DIR}/tests/trace_scripts_test.sh $<TARGET_FILE:kalah>
                    ${KALAH_PYTHON3})
   set_tests_properties(trace-scripts PROPERTIES TIMEOUT 300)
+  # scripts/turn_campaigns.sh on Kalah(4,3): every first turn's value as query's, each
+  # journal starting with the one it imported, a rerun adding nothing, each turn's
+  # certificate read by the independent checker as the turn's value.
+  add_test(NAME turn-campaigns
+           COMMAND bash ${PROJECT_SOURCE_DIR}/tests/turn_campaigns_test.sh $<TARGET_FILE:kalah>
+                   ${KALAH_PYTHON3})
+  set_tests_properties(turn-campaigns PROPERTIES TIMEOUT 300)
 endif()
 # checker/plain_solver, the second solver (no code shared with kalah), against kalah query on
 # random positions with and without a small database and its table, on the certificates of
