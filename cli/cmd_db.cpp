@@ -174,7 +174,9 @@ int run_verify(const std::vector<std::string>& args) {
          "re-derive N entries a layer, drawn at random (0: every entry)")
         ("memory-gb", po::value<double>()->default_value(16),
          "bound on the layers held one byte an entry in GiB: the layer checked, and the "
-         "lower ones without a good packed twin (those with one are read in it, mapped)")
+         "lower ones without a good packed twin (those with one are read in it, mapped); a "
+         "layer that does not fit is checked block by block against its twin and re-derived "
+         "through it")
         ("manifest", po::value<std::string>(),
          "instead: compare each layer's value hash with the manifest FILE (results/value-hashes.txt)");
     // clang-format on

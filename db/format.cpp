@@ -636,4 +636,20 @@ void LayerFile::read_all_into(int8_t* out) const {
         throw FormatError(name() + ": file checksum mismatch (damaged)");
 }
 
+void LayerFile::check_file_checksum() const {
+    // kh64 of bytes 56.. seeded with kh64 of bytes 0..39, as read_all_into checks it.
+    uint8_t head[40];
+    if (!pread_all(fd_, head, sizeof head, 0)) throw FormatError(name() + ": read failed");
+    Kh64Stream sum(file_size_ - 56, kh64(head, sizeof head));
+    std::vector<uint8_t> buf(std::min<uint64_t>(file_size_ - 56, uint64_t(16) << 20));
+    for (uint64_t at = 56; at < file_size_;) {
+        const size_t take = static_cast<size_t>(std::min<uint64_t>(buf.size(), file_size_ - at));
+        if (!pread_all(fd_, buf.data(), take, at)) throw FormatError(name() + ": read failed");
+        sum.update(buf.data(), take);
+        at += take;
+    }
+    if (sum.finish() != header_.file_checksum)
+        throw FormatError(name() + ": file checksum mismatch (damaged)");
+}
+
 }  // namespace kalah::db

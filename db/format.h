@@ -217,6 +217,9 @@ class LayerFile {
     std::vector<int8_t> read_all() const;
     // The same into out[0 .. entries-1].
     void read_all_into(int8_t* out) const;
+    // The file's checksum, computed reading the file a piece at a time (not the whole file
+    // at once, as read_all does): throws FormatError when it does not match the header's.
+    void check_file_checksum() const;
 
   private:
     LayerFile() = default;

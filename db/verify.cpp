@@ -71,44 +71,105 @@ void verify_set(int m, Rule rule, const std::map<int, fs::path>& found, const Ve
         std::string name;
         uint64_t checksum = 0;
         const uint64_t n = layer_size(2 * m, s);
-        if (static_cast<double>(raw_bytes() + n) > budget) {
+        const fs::path twin = it->second.parent_path() / PackedLayer::file_name(m, rule, s);
+        std::error_code ec;
+        // Any entry of the twin's name is checked (a symbolic link loop or a FIFO too).
+        const bool has_twin = fs::exists(fs::symlink_status(twin, ec));
+        // A layer that does not fit raw beside the lower ones held raw is checked through
+        // its twin: the file block by block against the twin, then re-derived reading the
+        // layer in the twin (mapped): the process holds a block at a time, not the layer.
+        const bool through_twin = static_cast<double>(raw_bytes() + n) > budget;
+        if (through_twin && !has_twin) {
             res.problems.push_back(layer_file_name(m, rule, s) + ": not checked: with the " +
                                    std::to_string(raw_bytes() >> 20) +
                                    " MiB of lower layers held raw (no good twin) it needs more " +
-                                   "than --memory-gb");
+                                   "than --memory-gb, and it has no packed twin to check it "
+                                   "through");
             return;
         }
+        std::unique_ptr<LayerFile> f;
         try {
-            auto f = LayerFile::open(it->second.string(), m, rule, s);
-            layers.add(f->read_all());
+            f = LayerFile::open(it->second.string(), m, rule, s);
             name = f->name();
             checksum = f->header().file_checksum;
+            if (through_twin) {
+                layers.add({});  // read below, block by block, against the twin
+            } else {
+                layers.add(f->read_all());
+            }
         } catch (const FormatError& e) {
             res.problems.push_back(e.what());
             return;
         }
         // Its packed twin: every check of read_file, then every entry equal to the file's.
         std::optional<PackedLayer> good_twin;
-        const fs::path twin = it->second.parent_path() / PackedLayer::file_name(m, rule, s);
-        std::error_code ec;
-        // Any entry of the twin's name is checked (a symbolic link loop or a FIFO too).
-        if (fs::exists(fs::symlink_status(twin, ec))) {
+        if (has_twin) {
             try {
                 PackedLayer p = PackedLayer::read_file(twin.string(), m, rule, s, checksum,
                                                        PackedLayer::Load::Mapped);
-                const std::vector<int8_t>& values = layers.raw(s);
                 uint64_t first_diff = n;
+                int first_diff_value = 0;
+                if (through_twin) {
+                    // Block by block (each decoded and checked), in parallel.
+                    const uint32_t blocks = f->header().block_count;
+                    const uint64_t size = f->header().block_size;
+                    std::string failure;
+                    int64_t failed_block = -1;
+#pragma omp parallel
+                    {
+                        std::vector<int8_t> buf(size);
+                        uint64_t local = n;
+                        int local_value = 0;
+#pragma omp for schedule(dynamic, 1)
+                        for (int64_t b = 0; b < static_cast<int64_t>(blocks); ++b) {
+                            const uint64_t first = static_cast<uint64_t>(b) * size;
+                            const uint64_t count = f->block_entries(static_cast<uint32_t>(b));
+                            try {
+                                f->read_block(static_cast<uint32_t>(b), buf.data());
+                            } catch (const FormatError& e) {
+#pragma omp critical
+                                if (failed_block < 0 || b < failed_block) {
+                                    failed_block = b;
+                                    failure = e.what();
+                                }
+                                continue;
+                            }
+                            for (uint64_t i = 0; i < count && first + i < local; ++i)
+                                if (p.get(first + i) != buf[i]) {
+                                    local = first + i;
+                                    local_value = buf[i];
+                                }
+                        }
+#pragma omp critical
+                        if (local < first_diff) {
+                            first_diff = local;
+                            first_diff_value = local_value;
+                        }
+                    }
+                    try {
+                        // Blocks first, so that damage is named by its first bad block.
+                        if (!failure.empty()) throw FormatError(failure);
+                        f->check_file_checksum();
+                    } catch (const FormatError& e) {
+                        // The layer file itself is damaged: the layers above are not checked.
+                        res.problems.push_back(e.what());
+                        return;
+                    }
+                } else {
+                    const std::vector<int8_t>& values = layers.raw(s);
 #pragma omp parallel for schedule(static) reduction(min : first_diff)
-                for (int64_t r = 0; r < static_cast<int64_t>(n); ++r)
-                    if (p.get(static_cast<uint64_t>(r)) != values[r])
-                        first_diff = std::min(first_diff, static_cast<uint64_t>(r));
+                    for (int64_t r = 0; r < static_cast<int64_t>(n); ++r)
+                        if (p.get(static_cast<uint64_t>(r)) != values[r])
+                            first_diff = std::min(first_diff, static_cast<uint64_t>(r));
+                    if (first_diff < n) first_diff_value = values[first_diff];
+                }
                 if (p.faulted())
                     throw FormatError(twin.filename().string() + ": truncated while mapped");
                 if (first_diff < n)
                     res.problems.push_back(twin.filename().string() + ": entry " +
                                            std::to_string(first_diff) + " holds " +
                                            std::to_string(p.get(first_diff)) + ", its layer file " +
-                                           std::to_string(values[first_diff]));
+                                           std::to_string(first_diff_value));
                 else {
                     good_twin.emplace(std::move(p));
                     res.twins++;
@@ -116,6 +177,12 @@ void verify_set(int m, Rule rule, const std::map<int, fs::path>& found, const Ve
             } catch (const FormatError& e) {
                 res.problems.push_back(e.what());
             }
+        }
+        if (through_twin) {
+            // Without a good twin the layer cannot be read here: nothing above it either.
+            if (!good_twin) return;
+            layers.hold(s, std::move(*good_twin));
+            good_twin.reset();
         }
         const auto t0 = std::chrono::steady_clock::now();
         // Every rank, or opts.sample of them drawn by splitmix64 from a seed of (m, rule, s).
@@ -130,7 +197,6 @@ void verify_set(int m, Rule rule, const std::map<int, fs::path>& found, const Ve
             z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
             return (z ^ (z >> 31)) % n;
         };
-        const std::vector<int8_t>& values = layers.raw(s);
         uint64_t first_bad = n;
 #pragma omp parallel
         {
@@ -142,7 +208,8 @@ void verify_set(int m, Rule rule, const std::map<int, fs::path>& found, const Ve
                 uint8_t c[kMaxIndexPits];
                 unrank(r, s, 2 * m, c);
                 const Board b = board_from_configuration(c, m);
-                if (rederive(b, rule, layers) != values[r]) local_bad = std::min(local_bad, r);
+                if (rederive(b, rule, layers) != layers.get(s, r))
+                    local_bad = std::min(local_bad, r);
             }
 #pragma omp critical
             first_bad = std::min(first_bad, local_bad);
@@ -163,7 +230,7 @@ void verify_set(int m, Rule rule, const std::map<int, fs::path>& found, const Ve
             const Board b = board_from_configuration(c, m);
             res.problems.push_back(name + ": entry " + std::to_string(first_bad) + " (" +
                                    format_position(b) + ") holds " +
-                                   std::to_string(values[first_bad]) + ", re-derived " +
+                                   std::to_string(layers.get(s, first_bad)) + ", re-derived " +
                                    std::to_string(rederive(b, rule, layers)));
         } else {
             res.files++;
