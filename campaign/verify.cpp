@@ -84,35 +84,62 @@ const char* outcome_name(LeafCheck::Outcome o) {
     return "?";
 }
 
+namespace {
+// The threshold t of the one test "v >= t?" that settles claim c.
+int claim_test(const CertClaim& c) { return c.lower ? c.bound : c.bound + 1; }
+LeafCheck::Outcome outcome_of_test(const CertClaim& c, bool ge) {
+    return ge == c.lower ? LeafCheck::Outcome::Proved : LeafCheck::Outcome::Refuted;
+}
+}  // namespace
+
+bool leaf_in_database(const Certificate& c, int id, const SolverOptions& opts) {
+    return opts.db && c.nodes.at(id).pos.seeds_in_pits() <= opts.db->max_seeds();
+}
+
 LeafCheck reprove_leaf(const Certificate& c, int id, const SolverOptions& opts) {
     const CertNode& leaf = c.nodes.at(id);
     LeafCheck k;
     k.node = id;
     const auto t0 = std::chrono::steady_clock::now();
-    const int s = leaf.pos.seeds_in_pits();
-    auto holds = [&](int v) {
-        return leaf.claim.lower ? v >= leaf.claim.bound : v <= leaf.claim.bound;
-    };
-    if (opts.db && s <= opts.db->max_seeds()) {
-        k.outcome = holds(opts.db->probe(leaf.pos)) ? LeafCheck::Outcome::Proved
-                                                    : LeafCheck::Outcome::Refuted;
+    if (leaf_in_database(c, id, opts)) {
+        const int v = opts.db->probe(leaf.pos);
+        k.outcome = (leaf.claim.lower ? v >= leaf.claim.bound : v <= leaf.claim.bound)
+                        ? LeafCheck::Outcome::Proved
+                        : LeafCheck::Outcome::Refuted;
     } else {
         SolverOptions o = opts;
         o.book = nullptr;
         Solver solver(c.params.m, c.params.rule, o);
-        // ">= b": the test at b; "<= b": not v >= b + 1.
-        const int t = leaf.claim.lower ? leaf.claim.bound : leaf.claim.bound + 1;
+        const int t = claim_test(leaf.claim);
         try {
-            const int r = solver.test(leaf.pos, t);
-            const bool ge = r >= t;
-            k.outcome =
-                ge == leaf.claim.lower ? LeafCheck::Outcome::Proved : LeafCheck::Outcome::Refuted;
+            k.outcome = outcome_of_test(leaf.claim, solver.test(leaf.pos, t) >= t);
         } catch (const SearchStopped&) {
             k.outcome = LeafCheck::Outcome::OverBudget;
         }
         k.nodes = solver.stats().nodes;
     }
     k.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    return k;
+}
+
+Job leaf_job(const Certificate& c, int id) {
+    const CertNode& leaf = c.nodes.at(id);
+    Job job;
+    job.pos = leaf.pos;
+    job.beta = claim_test(leaf.claim);
+    return job;
+}
+
+LeafCheck leaf_check_of(const Certificate& c, int id, const JobRecord& r) {
+    const CertNode& leaf = c.nodes.at(id);
+    if (r.key != leaf.pos.pits_key() || r.beta != claim_test(leaf.claim))
+        throw std::logic_error("leaf_check_of: a record of another test");
+    LeafCheck k;
+    k.node = id;
+    k.outcome = r.kind == JobRecord::Kind::Split ? LeafCheck::Outcome::OverBudget
+                                                 : outcome_of_test(leaf.claim, r.result >= r.beta);
+    k.nodes = r.nodes;
+    k.seconds = r.seconds;
     return k;
 }
 

@@ -23,6 +23,8 @@
 #include <string>
 
 #include "campaign/certificate.h"
+#include "campaign/journal.h"
+#include "campaign/tree.h"
 #include "solver/solver.h"
 
 namespace kalah::campaign {
@@ -39,6 +41,19 @@ const char* outcome_name(LeafCheck::Outcome o);
 // Re-proves leaf node `id` of c by a new solver made with opts (its node_limit and
 // time_limit_seconds the leaf's budget; SearchStopped is OverBudget).
 LeafCheck reprove_leaf(const Certificate& c, int id, const SolverOptions& opts);
+
+// Whether opts' database answers leaf `id` of c by a probe (reprove_leaf then compares its
+// claim with the database's value instead of searching).
+bool leaf_in_database(const Certificate& c, int id, const SolverOptions& opts);
+
+// The leaf's re-proof as a campaign job, for a worker on another rank (run_job with an
+// empty table: the same test reprove_leaf runs): one null-window test of exactly its
+// claim, ">= b" the test at b, "<= b" the test at b + 1 (v <= b is v < b + 1). The budget
+// is the worker's own.
+Job leaf_job(const Certificate& c, int id);
+// The check of leaf `id` from the record of its leaf_job: a bound that agrees with the
+// claim is Proved, one that contradicts it Refuted, a split (over the budget) OverBudget.
+LeafCheck leaf_check_of(const Certificate& c, int id, const JobRecord& r);
 
 struct LeafJournalError : std::runtime_error {
     using std::runtime_error::runtime_error;

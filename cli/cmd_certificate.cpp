@@ -5,7 +5,10 @@
 
 #include <cerrno>
 #include <cstring>
+#include <deque>
+#include <functional>
 #include <iostream>
+#include <map>
 
 #include "analysis/json.h"
 #include "analysis/text.h"
@@ -15,6 +18,7 @@
 #include "core/notation.h"
 #include "core/regular_file.h"
 #include "db/database.h"
+#include "mpi/ranks.h"
 
 namespace kalah::cli {
 using namespace kalah::analysis;
@@ -47,6 +51,45 @@ std::string read_certificate_text(const std::string& path) {
     }
     ::close(fd);
     return text;
+}
+
+// Re-proves the leaves `todo` of c, calling done(check) as each finishes: in this process
+// one fresh solver a leaf in their order (reprove_leaf), or, with `pool` (MPI worker
+// ranks, each leaf on a worker's solver with its table emptied first), every leaf the
+// database does not answer handed to the workers, up to one a worker at once, in the
+// order they finish.
+void reprove_leaves(const Certificate& c, const std::vector<int>& todo, const SolverOptions& o,
+                    WorkerPool* pool, const std::function<void(const LeafCheck&)>& done) {
+    if (!pool) {
+        for (const int id : todo) done(reprove_leaf(c, id, o));
+        return;
+    }
+    // The leaves out on workers, by their test (the same test twice is answered twice).
+    std::map<std::pair<Cells, int>, std::deque<int>> out;
+    size_t next = 0;
+    int in_flight = 0;
+    while (next < todo.size() || in_flight > 0) {
+        while (next < todo.size() && in_flight < pool->capacity()) {
+            const int id = todo[next++];
+            if (leaf_in_database(c, id, o)) {
+                done(reprove_leaf(c, id, o));
+                continue;
+            }
+            const Job job = leaf_job(c, id);
+            out[{job.pos.pits_key(), job.beta}].push_back(id);
+            pool->submit(job);
+            ++in_flight;
+        }
+        if (in_flight == 0) break;
+        const JobRecord r = pool->wait();
+        --in_flight;
+        const auto it = out.find({r.key, r.beta});
+        if (it == out.end()) throw std::runtime_error("a worker answered a leaf never sent");
+        const int id = it->second.front();
+        it->second.pop_front();
+        if (it->second.empty()) out.erase(it);
+        done(leaf_check_of(c, id, r));
+    }
 }
 
 int run_verify_certificate(const std::vector<std::string>& args) {
@@ -106,6 +149,7 @@ int run_verify_certificate(const std::vector<std::string>& args) {
     const bool json = vm.count("json") > 0;
     const bool show = !quiet(vm) && !json;
     if (vm.count("moves-only")) {
+        if (mpi::rank() > 0) return 0;  // nothing to hand out
         if (json)
             std::cout << json_line({{"certificate", path},
                                     {"nodes", cert.nodes.size()},
@@ -118,8 +162,15 @@ int run_verify_certificate(const std::vector<std::string>& args) {
                       << " leaves not re-proved\n";
         return 0;
     }
+    // Under mpirun every rank runs this command: rank 0 re-proves (or hands out) the leaves
+    // and keeps the journal, every other rank is a worker until rank 0 is done.
+    const uint64_t leaf_nodes = vm["leaf-nodes"].as<uint64_t>();
+    if (mpi::ranks() > 1 && leaf_seconds > 0)
+        throw InputError(
+            "--leaf-seconds does not reach MPI worker ranks: give a node budget (--leaf-nodes)");
+    // The journal first (rank 0's), so that a bad one is reported before a database opens.
     std::optional<LeafJournal> journal;
-    if (vm.count("journal")) {
+    if (vm.count("journal") && mpi::rank() == 0) {
         std::string damage;
         try {
             journal.emplace(LeafJournal::open(vm["journal"].as<std::string>(), cert, damage));
@@ -131,51 +182,73 @@ int run_verify_certificate(const std::vector<std::string>& args) {
     std::unique_ptr<db::Database> db;
     SolverOptions o = solver_options(vm, "verify-certificate", m, rule, most_seeds, db, false);
     o.heartbeat = {};
-    o.node_limit = vm["leaf-nodes"].as<uint64_t>();
+    o.node_limit = leaf_nodes;
     o.time_limit_seconds = leaf_seconds;
-    size_t proved = 0, over = 0, skipped = 0;
+    o.book = nullptr;
+    const mpi::RankDatabase rdb{vm["db"].as<std::string>(), m, rule, db ? db->max_seeds() : -1};
+    if (mpi::rank() > 0) {
+        Solver solver(m, rule, o);
+        mpi::run_worker(rdb, solver, leaf_nodes, /*fresh_table=*/true, 0);
+        return 0;
+    }
+    std::unique_ptr<WorkerPool> pool = mpi::make_workers(rdb, {});
+    // Each leaf's check: from the journal (proved or refuted there), else re-proved now.
+    std::map<int, LeafCheck> checks;
+    std::vector<int> todo;
+    std::vector<bool> journaled(cert.nodes.size());
+    size_t skipped = 0;
+    for (const int id : leaves) {
+        if (journal) {
+            const auto it = journal->checks().find(id);
+            if (it != journal->checks().end() &&
+                it->second.outcome != LeafCheck::Outcome::OverBudget) {
+                checks[id] = it->second;
+                journaled[id] = true;
+                ++skipped;
+                continue;
+            }
+        }
+        todo.push_back(id);
+    }
+    auto describe = [&](const LeafCheck& k, bool ran) {
+        const CertNode& leaf = cert.nodes[k.node];
+        std::cerr << "leaf " << k.node << " (" << format_position(leaf.pos) << ", "
+                  << leaf.pos.seeds_in_pits() << " seeds) v " << claim_text(leaf.claim) << ": "
+                  << outcome_name(k.outcome) << (ran ? "" : " (journal)") << ", " << k.nodes
+                  << " nodes, " << k.seconds << " s\n";
+    };
+    if (show)
+        for (const auto& [id, k] : checks) describe(k, false);
+    reprove_leaves(cert, todo, o, pool.get(), [&](const LeafCheck& k) {
+        if (journal) journal->append(k);
+        checks[k.node] = k;
+        if (show) describe(k, true);
+    });
+    // Every worker told to stop: the exit status below is the verification's answer.
+    pool.reset();
+    mpi::released_workers();
+    size_t proved = 0, over = 0;
     uint64_t nodes = 0;
     double seconds = 0;
     std::vector<LeafCheck> refuted;
     Json per_leaf = Json::array();
     for (const int id : leaves) {
         const CertNode& leaf = cert.nodes[id];
-        LeafCheck k;
-        bool ran = true;
-        if (journal) {
-            const auto it = journal->checks().find(id);
-            if (it != journal->checks().end() &&
-                it->second.outcome != LeafCheck::Outcome::OverBudget) {
-                k = it->second;
-                ran = false;
-                ++skipped;
-            }
-        }
-        if (ran) {
-            k = reprove_leaf(cert, id, o);
-            if (journal) journal->append(k);
-        }
+        const LeafCheck& k = checks.at(id);
         nodes += k.nodes;
         seconds += k.seconds;
         if (k.outcome == LeafCheck::Outcome::Proved) ++proved;
         if (k.outcome == LeafCheck::Outcome::OverBudget) ++over;
         if (k.outcome == LeafCheck::Outcome::Refuted) refuted.push_back(k);
-        const std::string pos = format_position(leaf.pos);
-        if (json) {
+        if (json)
             per_leaf.push_back({{"node", id},
-                                {"position", pos},
+                                {"position", format_position(leaf.pos)},
                                 {"seeds", leaf.pos.seeds_in_pits()},
                                 {"claim", claim_text(leaf.claim)},
                                 {"outcome", outcome_name(k.outcome)},
                                 {"nodes", k.nodes},
                                 {"seconds", k.seconds},
-                                {"from_journal", !ran}});
-        } else if (show) {
-            std::cerr << "leaf " << id << " (" << pos << ", " << leaf.pos.seeds_in_pits()
-                      << " seeds) v " << claim_text(leaf.claim) << ": " << outcome_name(k.outcome)
-                      << (ran ? "" : " (journal)") << ", " << k.nodes << " nodes, " << k.seconds
-                      << " s\n";
-        }
+                                {"from_journal", bool(journaled[id])}});
     }
     for (const LeafCheck& k : refuted)
         std::cerr << "kalah verify-certificate: leaf " << k.node << " ("
@@ -195,6 +268,7 @@ int run_verify_certificate(const std::vector<std::string>& args) {
                                 {"leaf_nodes", nodes},
                                 {"leaf_seconds", seconds},
                                 {"db_max_seeds", db ? db->max_seeds() : -1},
+                                {"ranks", mpi::ranks()},
                                 {"per_leaf", per_leaf}});
     } else {
         std::cout << path << ": Kalah(" << m << "," << cert.params.n << "), rule "
@@ -209,7 +283,8 @@ int run_verify_certificate(const std::vector<std::string>& args) {
 }
 
 int guarded_verify_certificate(const std::vector<std::string>& args) {
-    return guarded("verify-certificate", run_verify_certificate, args);
+    return mpi::run_ranked(
+        [&] { return guarded("verify-certificate", run_verify_certificate, args); });
 }
 const RegisterCommand reg_verify_certificate(
     {"verify-certificate", "check a proof certificate and re-prove each of its leaves",

@@ -8,6 +8,7 @@ namespace kalah::mpi {
 
 bool built_with_mpi() { return false; }
 int run_ranked(const std::function<int()>& body) { return body(); }
+void released_workers() {}
 int rank() { return 0; }
 int ranks() { return 1; }
 

@@ -11,6 +11,8 @@ namespace {
 
 // The MPI session of this process while run_ranked runs its command under mpirun.
 const Session* g_session = nullptr;
+// released_workers() was called: a non-zero status is an answer, not an error.
+bool g_released = false;
 
 std::string compare_databases(const RankDatabase& db) {
     return compare_fingerprints(database_fingerprint(db.dir, db.m, db.rule, db.max_seeds));
@@ -25,10 +27,12 @@ int run_ranked(const std::function<int()>& body) {
     const Session session;
     g_session = &session;
     const int status = body();
-    if (status != 0) Session::abort_all(status);
+    if (status != 0 && !g_released) Session::abort_all(status);
     g_session = nullptr;
     return status;
 }
+
+void released_workers() { g_released = true; }
 
 int rank() { return g_session ? g_session->rank() : 0; }
 int ranks() { return g_session ? g_session->size() : 1; }

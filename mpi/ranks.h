@@ -24,6 +24,12 @@ bool built_with_mpi();
 // come. Otherwise it just runs `body`.
 int run_ranked(const std::function<int()>& body);
 
+// Says, on rank 0, that every worker rank has been released (told to stop, as the pool of
+// make_workers does when it is destroyed), so that a non-zero status of this command is
+// an answer (a leaf refuted, leaves over their budget), not an error: run_ranked then ends
+// the MPI job normally, with that status, instead of aborting every rank.
+void released_workers();
+
 // This process's rank (0 is the manager, and the only rank outside an MPI job) and the
 // number of ranks: 1 outside run_ranked's MPI job.
 int rank();

@@ -8,14 +8,8 @@
 set -euo pipefail
 kalah=$1
 mpirun=${2:-}
-if [ "$mpirun" = "no-mpi-build" ]; then
-    echo "kalah built without MPI (cmake -DKALAH_MPI=ON builds it): skipped"
-    exit 77
-fi
-if [ -z "$mpirun" ] || ! command -v "$mpirun" >/dev/null; then
-    echo "mpirun not found (apt-get install openmpi-bin libopenmpi-dev): skipped"
-    exit 77
-fi
+# shellcheck source=tests/mpi_skip.sh
+source "$(dirname "$0")/mpi_skip.sh"
 dir=$(mktemp -d /tmp/kalah_mpi_test.XXXXXX)
 trap 'rm -rf "$dir"' EXIT
 run() { "$mpirun" --oversubscribe --allow-run-as-root -np "$@"; }

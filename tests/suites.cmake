@@ -197,6 +197,11 @@ if(KALAH_SANITIZE STREQUAL "" AND NOT KALAH_FUZZ)
   add_test(NAME campaign-mpi-cross-check
            COMMAND bash ${PROJECT_SOURCE_DIR}/tests/mpi_cross_check_test.sh ${kalah_mpi_kalah} "${kalah_mpirun}")
   set_tests_properties(campaign-mpi-cross-check PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT 600)
+  # verify-certificate's leaves on worker ranks: the same outcomes and nodes as in one
+  # process, resumed, a false leaf refuted, --leaf-seconds refused.
+  add_test(NAME verify-certificate-mpi
+           COMMAND bash ${PROJECT_SOURCE_DIR}/tests/mpi_verify_certificate_test.sh ${kalah_mpi_kalah} "${kalah_mpirun}")
+  set_tests_properties(verify-certificate-mpi PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT 600)
   # scripts/campaign_sim.py on the trace of a tiny campaign (two MPI workers as the
   # measured point when built with MPI); exit 77 (skipped) without python3.
   add_test(NAME campaign-sim
