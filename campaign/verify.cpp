@@ -102,10 +102,8 @@ LeafCheck reprove_leaf(const Certificate& c, int id, const SolverOptions& opts) 
     k.node = id;
     const auto t0 = std::chrono::steady_clock::now();
     if (leaf_in_database(c, id, opts)) {
-        const int v = opts.db->probe(leaf.pos);
-        k.outcome = (leaf.claim.lower ? v >= leaf.claim.bound : v <= leaf.claim.bound)
-                        ? LeafCheck::Outcome::Proved
-                        : LeafCheck::Outcome::Refuted;
+        const int t = claim_test(leaf.claim);
+        k.outcome = outcome_of_test(leaf.claim, opts.db->probe(leaf.pos) >= t);
     } else {
         SolverOptions o = opts;
         o.book = nullptr;
