@@ -18,6 +18,7 @@
 #include "campaign/certificate.h"
 #include "campaign/verify.h"
 #include "cli_runner.h"
+#include "db_fixtures.h"
 #include "oracle_workers.h"
 #include "temp_dir.h"
 
@@ -272,6 +273,56 @@ TEST_SUITE("campaign") {
                 }
             }
             CHECK(leaves > 0);
+        }
+    }
+
+    TEST_CASE("certificate: a leaf the database holds is compared with its value, not searched") {
+        for (const Rule rule : {Rule::Standard, Rule::EmptyCapture}) {
+            BruteForce& bf = brute(4, rule);
+            TempDir dir("leafdb");
+            const int k = 20;  // the drawn certificates' nodes hold 17..24 seeds
+            test_db::build(dir.path.string(), 4, rule, k);
+            std::string why;
+            const auto db = db::Database::open(dir.path.string(), 4, rule, 1 << 28, &why);
+            REQUIRE_MESSAGE(db, why);
+            SolverOptions o;
+            o.tt_mb = 4;
+            o.db = db.get();
+            int held = 0, searched = 0;
+            for (const uint32_t seed : {3u, 4u, 5u}) {
+                const Drawn d = draw(4, 3, rule, seed, bf);
+                for (size_t i = 0; i < d.cert.nodes.size(); ++i) {
+                    const CertNode& n = d.cert.nodes[i];
+                    const int v = bf.pits_value(ref::from_board(n.pos));
+                    INFO(rule_name(rule), " node ", i, " v ", v, " ", claim_text(n.claim));
+                    if (!leaf_in_database(d.cert, int(i), o)) {
+                        CHECK(n.pos.seeds_in_pits() > k);
+                        if (!n.leaf() || searched == 6) continue;
+                        ++searched;  // a leaf above the database: searched, as without one
+                        const LeafCheck s = reprove_leaf(d.cert, int(i), o);
+                        CHECK(s.outcome == LeafCheck::Outcome::Proved);
+                        CHECK(s.nodes > 0);
+                        continue;
+                    }
+                    ++held;  // any node's claim, leaf or not: the probe path is the same
+                    // Each claim at and beside the true value, both senses: the edge of
+                    // every test ("v <= b" is "not v >= b + 1").
+                    const std::pair<CertClaim, bool> claims[] = {
+                        {{true, v}, true},       {{false, v}, true},    {{true, v + 1}, false},
+                        {{false, v - 1}, false}, {{true, v - 1}, true}, {{false, v + 1}, true}};
+                    for (const auto& [claim, holds] : claims) {
+                        Certificate c = d.cert;
+                        c.nodes[i].claim = claim;
+                        INFO("claim ", claim_text(claim));
+                        const LeafCheck r = reprove_leaf(c, int(i), o);
+                        CHECK(r.outcome ==
+                              (holds ? LeafCheck::Outcome::Proved : LeafCheck::Outcome::Refuted));
+                        CHECK(r.nodes == 0);  // a probe, no search
+                    }
+                }
+            }
+            CHECK(held > 0);
+            CHECK(searched > 0);
         }
     }
 
