@@ -87,15 +87,6 @@ class LayerBuilder {
     LayerBuilder(int s, int8_t* cur, const LayerSet& lower, Memo memo = {})
         : s_(s), cur_(cur), lower_(lower), memo_(memo) {}
 
-    // The cells of configuration c (db/index.h; c has 16 readable bytes): the mover's
-    // pits at bytes 0..M-1, the opponent's at M+1..2M, empty stores.
-    static Cells cells_of(const uint8_t* c) {
-        uint64_t own, opp;
-        std::memcpy(&own, c, 8);
-        std::memcpy(&opp, c + M, 8);
-        return Cells(own & kRow) | (Cells(opp & kRow) << (8 * (M + 1)));
-    }
-
     // Value of the pits (zero stores), whose memo slot is r.
     int value(Cells pits, uint64_t r) {
         std::atomic_ref<int8_t> slot(cur_[r]);
@@ -192,31 +183,98 @@ int LayerSet::faulted_layer() const {
 
 namespace {
 
+// Opponent rows a tile of solve_by_opponent_rows (results/db.md: 4 to 1024 measured,
+// 64 and 256 best).
+constexpr int kTileRows = 64;
+
+// Solves the positions of layer s whose mover's row holds a total in own_totals, into the
+// builder's memo, in opponent-row order: for each tile of consecutive opponent rows (of one
+// total), every mover's row, the tile's rows innermost. Why this order: a move that ends
+// the turn gives a child whose mover's row is the opponent's row, plus the seeds sown
+// there, and the layers' index keeps the positions of one mover's row in one run of
+// entries (db/index.h). So the children of a tile's positions fall in a few short runs of
+// each lower layer, which stay in the cache, where the index order sends them to random
+// places of gigabytes. The memo's own entries, a tile's run for each mover's row, are the
+// random reads instead: one a row, prefetched a few rows ahead. Memo slots are affine in
+// the opponent row's rank for a fixed mover's row (WholeMemo and PairMemo alike), so a
+// tile's slots are one slot and the next ones.
+template <int M, Rule R, class Memo>
+void solve_by_opponent_rows(int s, const std::vector<int>& own_totals, int8_t* memo_bytes,
+                            const LayerSet& lower, const Memo& memo, uint64_t before,
+                            uint64_t total,
+                            const std::function<void(uint64_t, uint64_t)>& on_progress) {
+    LayerBuilder<M, R, Memo> builder(s, memo_bytes, lower, memo);
+    constexpr int kAhead = 4;  // mover's rows between a memo prefetch and its use
+    constexpr uint64_t kRow = (uint64_t(1) << (8 * M)) - 1;
+    // Work items: (mover's total, first opponent row of the tile), in order.
+    struct Item {
+        int a;
+        uint64_t first;
+    };
+    std::vector<Item> items;
+    for (int a : own_totals) {
+        const uint64_t opp_rows = layer_size(M, s - a);
+        for (uint64_t j = 0; j < opp_rows; j += kTileRows) items.push_back({a, j});
+    }
+    std::atomic<uint64_t> done{0};
+    auto last_report = Clock::now();
+#pragma omp parallel for schedule(dynamic, 1)
+    for (int64_t it = 0; it < static_cast<int64_t>(items.size()); ++it) {
+        const int a = items[it].a, t = s - a;
+        const uint64_t opp_rows = layer_size(M, t);
+        const int rows =
+            static_cast<int>(std::min<uint64_t>(kTileRows, opp_rows - items[it].first));
+        // The tile's opponent rows, in rank order.
+        Cells opp[kTileRows];
+        {
+            uint8_t o[8] = {};
+            unrank(items[it].first, t, M, o);
+            for (int k = 0; k < rows; ++k) {
+                uint64_t row;
+                std::memcpy(&row, o, 8);
+                opp[k] = Cells(row & kRow) << (8 * (M + 1));
+                next_configuration(o, M);
+            }
+        }
+        const Cells opp0 = opp[0];
+        uint8_t own[8] = {}, ahead[8] = {};
+        unrank(0, a, M, own);
+        unrank(0, a, M, ahead);
+        bool more_ahead = true;
+        for (int k = 0; k < kAhead && more_ahead; ++k) more_ahead = next_configuration(ahead, M);
+        const uint64_t own_rows = layer_size(M, a);
+        for (uint64_t i = 0; i < own_rows; ++i) {
+            uint64_t row;
+            if (more_ahead) {
+                std::memcpy(&row, ahead, 8);
+                __builtin_prefetch(&memo_bytes[memo.slot(Cells(row & kRow) | opp0)]);
+                more_ahead = next_configuration(ahead, M);
+            }
+            std::memcpy(&row, own, 8);
+            const Cells mover = Cells(row & kRow);
+            const uint64_t base = memo.slot(mover | opp0);
+            for (int k = 0; k < rows; ++k) {
+                if (std::atomic_ref<int8_t>(memo_bytes[base + k]).load(std::memory_order_relaxed) ==
+                    kUnknown)
+                    builder.value(mover | opp[k], base + k);
+            }
+            next_configuration(own, M);
+        }
+        const uint64_t d = done.fetch_add(uint64_t(rows) * own_rows, std::memory_order_relaxed) +
+                           uint64_t(rows) * own_rows;
+        if (on_progress && omp_get_thread_num() == 0 && since(last_report) >= 1.0) {
+            last_report = Clock::now();
+            on_progress(before + d, total);
+        }
+    }
+}
+
 template <int M, Rule R>
 void solve_layer(int s, int8_t* cur, uint64_t n, const LayerSet& lower,
                  const std::function<void(uint64_t, uint64_t)>& on_progress) {
-    LayerBuilder<M, R> builder(s, cur, lower);
-    constexpr uint64_t kChunk = 1 << 14;
-    const int64_t chunks = static_cast<int64_t>((n + kChunk - 1) / kChunk);
-    std::atomic<int64_t> done{0};
-    auto last_report = Clock::now();
-#pragma omp parallel for schedule(dynamic, 1)
-    for (int64_t ch = 0; ch < chunks; ++ch) {
-        const uint64_t begin = static_cast<uint64_t>(ch) * kChunk;
-        const uint64_t end = std::min(n, begin + kChunk);
-        uint8_t c[16] = {};  // 2M counts, then zeros that cells_of may read
-        unrank(begin, s, 2 * M, c);
-        for (uint64_t r = begin; r < end; ++r) {
-            if (std::atomic_ref<int8_t>(cur[r]).load(std::memory_order_relaxed) == kUnknown)
-                builder.value(builder.cells_of(c), r);
-            next_configuration(c, 2 * M);
-        }
-        const int64_t d = done.fetch_add(1, std::memory_order_relaxed) + 1;
-        if (on_progress && omp_get_thread_num() == 0 && since(last_report) >= 1.0) {
-            last_report = Clock::now();
-            on_progress(std::min(n, static_cast<uint64_t>(d) * kChunk), n);
-        }
-    }
+    std::vector<int> own_totals;
+    for (int a = 0; a <= s; ++a) own_totals.push_back(a);
+    solve_by_opponent_rows<M, R>(s, own_totals, cur, lower, WholeMemo<M>{}, 0, n, on_progress);
 }
 
 // Calls f.template operator()<M, R>() for the kernel of (m, rule).
@@ -256,41 +314,12 @@ template <int M, Rule R>
 void solve_pair(int s, int a, int8_t* memo, const LayerSet& lower, uint64_t before, uint64_t total,
                 const std::function<void(uint64_t, uint64_t)>& on_progress) {
     const PairMemo<M> pm(s, a);
-    LayerBuilder<M, R, PairMemo<M>> builder(s, memo, lower, pm);
     const int b = s - a;
     const uint64_t na = pm.first, nb = a == b ? 0 : group_size(M, s, b);
     std::fill(memo, memo + na + nb, kUnknown);
-    constexpr uint64_t kChunk = 1 << 14;
-    const auto chunks_a = static_cast<int64_t>((na + kChunk - 1) / kChunk);
-    const auto chunks = chunks_a + static_cast<int64_t>((nb + kChunk - 1) / kChunk);
-    std::atomic<int64_t> done{0};
-    auto last_report = Clock::now();
-#pragma omp parallel for schedule(dynamic, 1)
-    for (int64_t ch = 0; ch < chunks; ++ch) {
-        const bool second = ch >= chunks_a;
-        const int own_total = second ? b : a, opp_total = s - own_total;
-        const uint64_t base = second ? na : 0, size = second ? nb : na;
-        const uint64_t begin = static_cast<uint64_t>(second ? ch - chunks_a : ch) * kChunk;
-        const uint64_t end = std::min(size, begin + kChunk);
-        const uint64_t opp_rows = pm.rows[opp_total];
-        uint8_t c[16] = {};  // the two rows, then zeros that cells_of may read
-        unrank(begin / opp_rows, own_total, M, c);
-        unrank(begin % opp_rows, opp_total, M, c + M);
-        for (uint64_t i = begin; i < end; ++i) {
-            if (std::atomic_ref<int8_t>(memo[base + i]).load(std::memory_order_relaxed) == kUnknown)
-                builder.value(builder.cells_of(c), base + i);
-            // Group order: the opponent's row fastest, then the mover's.
-            if (!next_configuration(c + M, M)) {
-                next_configuration(c, M);
-                unrank(0, opp_total, M, c + M);
-            }
-        }
-        const int64_t d = done.fetch_add(1, std::memory_order_relaxed) + 1;
-        if (on_progress && omp_get_thread_num() == 0 && since(last_report) >= 1.0) {
-            last_report = Clock::now();
-            on_progress(before + std::min(na + nb, static_cast<uint64_t>(d) * kChunk), total);
-        }
-    }
+    std::vector<int> own_totals{a};
+    if (b != a) own_totals.push_back(b);
+    solve_by_opponent_rows<M, R>(s, own_totals, memo, lower, pm, before, total, on_progress);
 }
 
 // Solves layer s group pair by group pair into its group files in dir (db/groups.h); a
@@ -353,7 +382,12 @@ uint64_t build_memory_bytes(int m, int max_seeds, BuildOptions::Lower lower,
         const uint64_t solve = held + largest_pair(m, max_seeds);
         const uint64_t merge = top_n / 2 + top_n / 16 + (uint64_t(256) << 20) +
                                uint64_t(max_seeds + 1) * (uint64_t(4) << 20);
-        return std::max(solve, merge);
+        // Before them, the layer under the top is solved whole, the layers below it held
+        // alike (at 34 seeds with packed lower layers that is the build's peak: 31 GB).
+        const uint64_t under =
+            max_seeds > 0 ? build_memory_bytes(m, max_seeds - 1, lower, BuildOptions::Top::Whole)
+                          : 0;
+        return std::max({solve, merge, under});
     }
     // All layers 0..K resident (one byte per entry, = the layer size of K over 2m+1 pits),
     // plus the compressed copy of the top layer while it is written (assume <= 1/2), plus
@@ -631,7 +665,8 @@ std::vector<LayerStats> build_database(const BuildOptions& opts) {
             *log << " (" << (lower == Lower::Packed ? "one byte an entry" : "held packed")
                  << " they would need "
                  << build_memory_bytes(opts.m, opts.max_seeds,
-                                       lower == Lower::Packed ? Lower::Raw : Lower::Packed) /
+                                       lower == Lower::Packed ? Lower::Raw : Lower::Packed,
+                                       plan.top) /
                         double(1ull << 30)
                  << " GiB, above --memory-gb)";
         *log << "\n";

@@ -274,21 +274,27 @@ TEST_SUITE("db") {
         o.max_seeds = 34;
         o.memory_gb = 22;
         // Whole with mapped lower layers needs about 26 GB at 34 seeds; in groups, the
-        // packed lower layers and the largest pair (1.37 G entries).
+        // lower layers and the largest pair (1.37 G entries), but first layer 33 is solved
+        // whole beside the lower layers: 31 GB with them packed, 19.5 GB (18.19 GiB) with
+        // them mapped.
         CHECK(db::largest_pair(6, 34) == 1369447002ull);  // 2 C(21,5) C(23,5): a = 16, 18
         auto p = db::build_plan_of(o);
         CHECK(p.top == Top::Groups);
-        CHECK(p.lower == Lower::Packed);
-        o.memory_gb = 17;  // packed or mapped lower layers count alike: the first fits
+        CHECK(p.lower == Lower::Mapped);
+        o.memory_gb = 18.5;
         p = db::build_plan_of(o);
         CHECK(p.top == Top::Groups);
-        CHECK(p.lower == Lower::Packed);
+        CHECK(p.lower == Lower::Mapped);
+        o.memory_gb = 18;  // below layer 33's whole solve
+        CHECK_THROWS_AS(db::build_plan_of(o), std::invalid_argument);
+        o.memory_gb = 22;
+        o.lower = Lower::Packed;
+        CHECK_THROWS_AS(db::build_plan_of(o), std::invalid_argument);
         o.lower = Lower::Mapped;
         CHECK(db::build_plan_of(o).top == Top::Groups);
         o.memory_gb = 16;
         CHECK_THROWS_AS(db::build_plan_of(o), std::invalid_argument);
         o.lower = Lower::Auto;
-        o.memory_gb = 17;
         o.memory_gb = 30;
         CHECK(db::build_plan_of(o).top == Top::Whole);
         o.top = Top::Groups;
@@ -300,9 +306,14 @@ TEST_SUITE("db") {
         } catch (const std::invalid_argument& e) {
             CHECK(std::string(e.what()).find("--memory-gb") != std::string::npos);
         }
-        for (int k = 28; k <= 34; ++k)
+        for (int k = 28; k <= 34; ++k) {
             CHECK(db::build_memory_bytes(6, k, Lower::Mapped, Top::Groups) <
                   db::build_memory_bytes(6, k, Lower::Mapped, Top::Whole));
+            // The layer under a top solved in groups is solved whole: the bound covers it.
+            for (Lower l : {Lower::Raw, Lower::Packed, Lower::Mapped})
+                CHECK(db::build_memory_bytes(6, k, l, Top::Groups) >=
+                      db::build_memory_bytes(6, k - 1, l, Top::Whole));
+        }
     }
 
     TEST_CASE("groups: a killed build keeps its finished pairs and resumes byte-identical") {
