@@ -517,6 +517,24 @@ void log_progress(std::ostream& log, int s, Clock::time_point t0, uint64_t done,
     log << buf << std::flush;
 }
 
+// Throws std::logic_error naming the layer file if values[0..n) holds an entry that is not
+// a value of layer s (in [-s, s], of s's parity): kUnknown is an entry the builder never
+// solved. Checked before a layer file is written, so that no such file is ever written.
+void check_solved(const int8_t* values, uint64_t n, int s, uint64_t first,
+                  const std::string& path) {
+    bool bad = false;
+    for (uint64_t i = 0; i < n; ++i) {
+        const int u = values[i] + s;  // in [0, 2s] and even for a value of the layer
+        bad |= u < 0 || u > 2 * s || (u & 1);
+    }
+    if (!bad) return;
+    uint64_t i = 0;
+    while (values[i] >= -s && values[i] <= s && ((values[i] + s) & 1) == 0) ++i;
+    throw std::logic_error("not written: " + path + ": entry " + std::to_string(first + i) +
+                           " is " + std::to_string(int(values[i])) +
+                           ", not a value of the layer (a builder's error)");
+}
+
 // The top layer s = opts.max_seeds solved in groups (BuildOptions::Top::Groups), or its
 // file reused, without its values ever held whole: they stream, in rank order, from the
 // group files (or the layer file) into the layer file's writer, the value hash and the
@@ -608,8 +626,9 @@ LayerStats top_in_groups(const BuildOptions& opts, LayerSet& layers, std::ostrea
     try {
         auto in = merge_groups(opts.dir, opts.m, opts.rule, s);
         LayerWriter writer(path, opts.m, opts.rule, s, n, opts.block_size, opts.level);
-        auto pull = [&](uint64_t, uint64_t count, int8_t* out) {
+        auto pull = [&](uint64_t first, uint64_t count, int8_t* out) {
             in->read(out, count);
+            check_solved(out, count, s, first, path);
             writer.append(out, count);
             values.update(out, count);
         };
@@ -626,6 +645,10 @@ LayerStats top_in_groups(const BuildOptions& opts, LayerSet& layers, std::ostrea
         for (int a = 0; a <= s; ++a)
             if (!group_file_ok(groups[a], opts.m, opts.rule, s, a))
                 std::filesystem::remove(groups[a], ec);
+        throw;
+    } catch (const std::logic_error&) {
+        // An entry no pair solved (check_solved): every group file goes, none is trusted.
+        for (const std::string& g : groups) std::filesystem::remove(g, ec);
         throw;
     }
     for (const std::string& g : groups) std::filesystem::remove(g, ec);
@@ -715,6 +738,7 @@ std::vector<LayerStats> build_database(const BuildOptions& opts) {
             if (const int cut = layers.faulted_layer(); cut >= 0)
                 throw FormatError(PackedLayer::file_name(opts.m, opts.rule, cut) +
                                   ": truncated while mapped");
+            check_solved(values.data(), n, s, 0, path);
             layers.add(std::move(values));
             write_layer(path, opts.m, opts.rule, s, layers.raw(s).data(), n, opts.block_size,
                         opts.level);
