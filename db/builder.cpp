@@ -522,17 +522,10 @@ void log_progress(std::ostream& log, int s, Clock::time_point t0, uint64_t done,
 // solved. Checked before a layer file is written, so that no such file is ever written.
 void check_solved(const int8_t* values, uint64_t n, int s, uint64_t first,
                   const std::string& path) {
-    bool bad = false;
-    for (uint64_t i = 0; i < n; ++i) {
-        const int u = values[i] + s;  // in [0, 2s] and even for a value of the layer
-        bad |= u < 0 || u > 2 * s || (u & 1);
-    }
-    if (!bad) return;
-    uint64_t i = 0;
-    while (values[i] >= -s && values[i] <= s && ((values[i] + s) & 1) == 0) ++i;
-    throw std::logic_error("not written: " + path + ": entry " + std::to_string(first + i) +
-                           " is " + std::to_string(int(values[i])) +
-                           ", not a value of the layer (a builder's error)");
+    if (const uint64_t i = first_non_value(values, n, s); i < n)
+        throw std::logic_error("not written: " + path + ": entry " + std::to_string(first + i) +
+                               " is " + std::to_string(int(values[i])) +
+                               ", not a value of the layer (a builder's error)");
 }
 
 // The top layer s = opts.max_seeds solved in groups (BuildOptions::Top::Groups), or its

@@ -574,25 +574,28 @@ void decode_block(const std::string& name, uint32_t b, const BlockRef& r, const 
     size_t got = ZSTD_decompress(out, entries, data, r.size);
     if (ZSTD_isError(got) || got != entries)
         throw FormatError(name + ": block " + std::to_string(b) + " does not decode");
+    if (const uint64_t i = first_non_value(out, entries, s); i < entries)
+        throw FormatError(name + ": entry " + std::to_string(first + i) + " holds " +
+                          std::to_string(int(out[i])) + ", not a value of " + std::to_string(s) +
+                          " seeds (in [-" + std::to_string(s) + ", " + std::to_string(s) +
+                          "], of its parity): damaged");
+}
+}  // namespace
+
+uint64_t first_non_value(const int8_t* values, uint64_t n, int s) {
     // v + s in 0..2s and even, tested for all entries at once (branch-free, vectorised).
     const unsigned span = 2 * static_cast<unsigned>(s);
     unsigned odd = 0, high = 0;
-    for (uint64_t i = 0; i < entries; ++i) {
-        const unsigned u = static_cast<unsigned>(out[i] + s);
+    for (uint64_t i = 0; i < n; ++i) {
+        const unsigned u = static_cast<unsigned>(values[i] + s);
         odd |= u & 1;
         high |= u > span;
     }
-    if (odd | high)
-        for (uint64_t i = 0; i < entries; ++i) {
-            const int v = out[i];
-            if (v < -s || v > s || ((v + s) & 1))
-                throw FormatError(name + ": entry " + std::to_string(first + i) + " holds " +
-                                  std::to_string(v) + ", not a value of " + std::to_string(s) +
-                                  " seeds (in [-" + std::to_string(s) + ", " + std::to_string(s) +
-                                  "], of its parity): damaged");
-        }
+    if (!(odd | high)) return n;
+    uint64_t i = 0;
+    while (values[i] >= -s && values[i] <= s && ((values[i] + s) & 1) == 0) ++i;
+    return i;
 }
-}  // namespace
 
 void LayerFile::read_block(uint32_t b, int8_t* out) const {
     const BlockRef& r = blocks_[b];

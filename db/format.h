@@ -68,6 +68,7 @@ constexpr uint32_t kMaxBlockSize = 1u << 24;
 constexpr int kMaxZstdLevel = 19;  // zstd's highest level without its "ultra" memory mode
 
 uint64_t kh64(const void* data, size_t len, uint64_t seed = 0);
+
 // A wide checksum for large regions, at memory speed (kh64's one chain of dependent
 // multiplies runs at about a byte a cycle): eight lanes v_k = seed + k * P3; for every
 // 64-byte stride and k < 8, with w its k-th little-endian 8-byte word,
@@ -75,6 +76,12 @@ uint64_t kh64(const void* data, size_t len, uint64_t seed = 0);
 // kh64(nothing, seed ^ len)), and the bytes after the last whole stride are hashed with
 // kh64 seeded with h.
 uint64_t kh64w(const void* data, size_t len, uint64_t seed = 0);
+
+// Index of the first of values[0..n) that is not a value of layer s (rules.md: in [-s, s],
+// of s's parity), or n if every one is: a branch-free pass over all of them, a second only
+// when one is wrong. How a layer file's blocks are checked when read, and a
+// build's values before a layer file is written.
+uint64_t first_non_value(const int8_t* values, uint64_t n, int s);
 
 // kh64 of a byte sequence of known length fed in pieces of any sizes: after update() has
 // been given exactly `len` bytes in all, finish() equals kh64 of their concatenation.

@@ -88,6 +88,27 @@ bool any_temporary(const std::string& dir) {
 }  // namespace
 
 TEST_SUITE("db") {
+    TEST_CASE("format: first_non_value equals a plain scan, on random blocks of every layer") {
+        std::mt19937_64 rng(49);
+        for (int s = 0; s <= 60; ++s)
+            for (int trial = 0; trial < 40; ++trial) {
+                std::vector<int8_t> v(rng() % 300);
+                for (auto& x : v) x = static_cast<int8_t>(2 * int(rng() % (s + 1)) - s);
+                // Most blocks hold only values; the others one to three entries that are not
+                // (out of range, of the wrong parity, or kUnknown).
+                if (!v.empty() && trial % 2)
+                    for (int k = 1 + int(rng() % 3); k > 0; --k) {
+                        const int bad[] = {s + 1, s + 2, -s - 2, db::kUnknown, s > 0 ? s - 1 : 1};
+                        v[rng() % v.size()] = static_cast<int8_t>(bad[rng() % 5]);
+                    }
+                uint64_t want = 0;
+                while (want < v.size() && v[want] >= -s && v[want] <= s && (v[want] + s) % 2 == 0)
+                    ++want;
+                CAPTURE(s);
+                CHECK(db::first_non_value(v.data(), v.size(), s) == want);
+            }
+    }
+
     TEST_CASE("kh64w: equals its definition (db/format.h) and sees every bit") {
         // The definition written out plainly: lanes, strides, then kh64 of the lanes and
         // of the tail.
