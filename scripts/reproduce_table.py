@@ -16,7 +16,8 @@ row of the existing table.csv in --out (e.g. --cells "6,5 5,6" after a deep buil
 --campaign DIR (repeatable): a proof campaign's directory (its journal.kcj; results/
 campaign-6-6-*/ hold the committed ones). A cell left without a value gets the bounds that
 campaign proved (`kalah campaign --status --json`: South's margin in [lower, upper]), shown
-as a bound, e.g. `>= +2 W`, with the journal, its nodes and the date as evidence. To redraw
+as a bound, e.g. `>= +2 W`, with the journal, its nodes and the date as evidence; where the
+campaign proved the value (lower = upper) the cell gets it, checked against the published one. To redraw
 the Kalah(6,6) cells from the journals alone, solving nothing:
   scripts/reproduce_table.py --cells 6,6 --campaign results/campaign-6-6-standard \
       --campaign results/campaign-6-6-empty-capture
@@ -99,8 +100,17 @@ def campaign_bounds(kalah, dirs):
             sys.exit(f"reproduce_table: campaign --status --dir {d} failed: {r.stderr.strip()}")
         j = json.loads(r.stdout)
         j["journal"] = os.path.join(d, "journal.kcj")
-        j["journal_date"] = datetime.date.fromtimestamp(
-            os.path.getmtime(j["journal"])).isoformat()
+        # The date of the journal's last record: its trace's last finish (a checkout's file
+        # times say when it was copied), else the journal file's time.
+        stamp = os.path.getmtime(j["journal"])
+        trace = os.path.join(d, "trace.csv")
+        if os.path.exists(trace):
+            with open(trace, newline="") as f:
+                finished = [float(r["finished"]) for r in csv.DictReader(f) if r.get("finished")]
+            if finished:
+                stamp = max(finished)
+        j["journal_date"] = datetime.datetime.fromtimestamp(
+            stamp, datetime.timezone.utc).date().isoformat()
         out[(j["pits"], j["seeds"], j["rule"])] = j
     return out
 
@@ -206,7 +216,16 @@ def main():
                 if value is None and b is not None:
                     row.update(lower=b["lower"], upper=b["upper"], nodes=b["campaign_nodes"],
                                seconds=round(b["job_seconds"], 1),
+                               machine="the campaign's (results/campaign.md)",
                                evidence=f"{b['journal']} ({b['jobs']} jobs, {b['journal_date']})")
+                    if b["lower"] == b["upper"]:
+                        # The campaign proved the value: the cell is solved, its best turns
+                        # those the journal proves worth exactly the value.
+                        value = b["lower"]
+                        best = [t["turn"] for t in b.get("turns", [])
+                                if t["lower"] == t["upper"] == value]
+                        row.update(value=value, result=b["result"], best=", ".join(best))
+                        row["published"] = check(rule, m, n, value)
                     print(f"Kalah({m},{n}) {rule}: proven bounds {b['lower']:+d}..{b['upper']:+d}"
                           f" from {b['journal']}", file=sys.stderr)
                 rows.append(row)
@@ -273,6 +292,11 @@ def main():
                     evidence.append(f"Kalah({m},{n}): South's margin proven in "
                                     f"[{r['lower']:+d}, {r['upper']:+d}] by the campaign journal "
                                     f"`{r['evidence']}`; nodes and seconds are the campaign's.")
+                elif r.get("evidence"):
+                    evidence.append(f"Kalah({m},{n}): South's margin proven exactly {value:+d} by "
+                                    f"the campaign journal `{r['evidence']}` (best turns: the "
+                                    f"first turns it proves worth the value); nodes and seconds "
+                                    f"are the campaign's.")
                 f.write(f"| {m} | {n} | {value} | {r['best']} | {r['nodes']} | {r['seconds']} | "
                         f"{r['threads']} | {db} | {r['date']} | {r['published']} |\n")
             f.write("\n")
