@@ -12,6 +12,7 @@
 #include <cstring>
 #include <vector>
 
+#include "core/notation.h"
 #include "core/regular_file.h"
 #include "db/database.h"
 #include "db/format.h"
@@ -141,13 +142,13 @@ LeafCheck leaf_check_of(const Certificate& c, int id, const JobRecord& r) {
     return k;
 }
 
-LeafJournal LeafJournal::open(const std::string& path, const Certificate& c, std::string& damage) {
-    LeafJournal j;
-    j.path_ = path;
+namespace {
+// The journal's text (empty when there is no file) and whether the file exists.
+std::string read_journal_text(const std::string& path, bool& exists) {
     std::string why;
     std::string text;
     int fd = open_regular_file(path, O_RDONLY, &why);
-    const bool exists = fd >= 0;
+    exists = fd >= 0;
     if (!exists && why.find("No such file") == std::string::npos)
         throw LeafJournalError(path + ": " + why);
     if (exists) {
@@ -167,36 +168,100 @@ LeafJournal LeafJournal::open(const std::string& path, const Certificate& c, std
         }
         ::close(fd);
     }
+    return text;
+}
+
+// The checks of a journal's text for c, and the length of its good prefix (0 for an empty
+// text); a damaged line and what follows are described in `damage`.
+size_t parse_journal_text(const std::string& path, const std::string& text, const Certificate& c,
+                          std::map<int, LeafCheck>& checks, std::string& damage) {
+    if (text.empty()) return 0;
     const std::string header = header_line(c);
-    size_t good = 0;
-    if (exists && !text.empty()) {
-        if (text.compare(0, header.size(), header) != 0) {
-            if (text.rfind(std::string(kLeafMagic) + " ", 0) == 0)
-                throw LeafJournalError(path +
-                                       ": a leaf journal of another certificate (its first "
-                                       "line is not '" +
-                                       header.substr(0, header.size() - 1) + "')");
-            throw LeafJournalError(path + ": not a leaf journal (no '" + kLeafMagic + "' line)");
+    if (text.compare(0, header.size(), header) != 0) {
+        if (text.rfind(std::string(kLeafMagic) + " ", 0) == 0)
+            throw LeafJournalError(path +
+                                   ": a leaf journal of another certificate (its first "
+                                   "line is not '" +
+                                   header.substr(0, header.size() - 1) + "')");
+        throw LeafJournalError(path + ": not a leaf journal (no '" + kLeafMagic + "' line)");
+    }
+    size_t good = header.size();
+    while (good < text.size()) {
+        const size_t nl = text.find('\n', good);
+        LeafCheck k;
+        if (nl == std::string::npos || !parse_check_line(text.substr(good, nl - good), c, k)) {
+            damage = path + ": line " +
+                     std::to_string(1 + std::count(text.begin(), text.begin() + long(good), '\n')) +
+                     " is torn or damaged: it and what follows are dropped";
+            break;
         }
-        good = header.size();
-        while (good < text.size()) {
-            const size_t nl = text.find('\n', good);
-            LeafCheck k;
-            if (nl == std::string::npos || !parse_check_line(text.substr(good, nl - good), c, k)) {
-                damage =
-                    path + ": line " +
-                    std::to_string(1 + std::count(text.begin(), text.begin() + long(good), '\n')) +
-                    " is torn or damaged: it and what follows are dropped";
-                break;
-            }
-            j.checks_[k.node] = k;
-            good = nl + 1;
+        checks[k.node] = k;
+        good = nl + 1;
+    }
+    return good;
+}
+}  // namespace
+
+std::map<int, LeafCheck> read_leaf_journal(const std::string& path, const Certificate& c,
+                                           std::string& damage) {
+    bool exists = false;
+    const std::string text = read_journal_text(path, exists);
+    if (!exists) throw LeafJournalError(path + ": no such file");
+    std::map<int, LeafCheck> checks;
+    parse_journal_text(path, text, c, checks, damage);
+    return checks;
+}
+
+void ProvedLeaves::check_game(const Certificate& c) const {
+    if (m_ != 0 && (c.params.m != m_ || c.params.rule != rule_))
+        throw std::invalid_argument("a certificate of " + std::to_string(c.params.m) +
+                                    " pits, rule " + rule_name(c.params.rule) + ", where " +
+                                    std::to_string(m_) + " pits, rule " + rule_name(rule_) +
+                                    " are proved");
+}
+
+void ProvedLeaves::add(const Certificate& c, const std::map<int, LeafCheck>& checks) {
+    check_game(c);
+    m_ = c.params.m;
+    rule_ = c.params.rule;
+    for (const auto& [id, k] : checks) {
+        if (k.outcome != LeafCheck::Outcome::Proved) continue;
+        const CertNode& n = c.nodes.at(size_t(id));
+        if (!n.leaf()) continue;
+        by_position_[n.pos.pits_key()].push_back({n.claim, k});
+        ++count_;
+    }
+}
+
+std::optional<LeafCheck> ProvedLeaves::find(const Certificate& c, int id) const {
+    if (m_ == 0) return std::nullopt;
+    check_game(c);
+    const CertNode& n = c.nodes.at(size_t(id));
+    const auto it = by_position_.find(n.pos.pits_key());
+    if (it == by_position_.end()) return std::nullopt;
+    for (const auto& [claim, k] : it->second) {
+        if (claim.lower != n.claim.lower) continue;
+        if (claim.lower ? claim.bound >= n.claim.bound : claim.bound <= n.claim.bound) {
+            LeafCheck found = k;
+            found.node = id;
+            return found;
         }
     }
+    return std::nullopt;
+}
+
+LeafJournal LeafJournal::open(const std::string& path, const Certificate& c, std::string& damage) {
+    LeafJournal j;
+    j.path_ = path;
+    bool exists = false;
+    const std::string text = read_journal_text(path, exists);
+    const size_t good = parse_journal_text(path, text, c, j.checks_, damage);
     if (!exists || text.empty() || good < text.size()) {
+        const std::string header = header_line(c);
         const std::string keep = good ? text.substr(0, good) : header;
         db::write_file_durably(path, {{keep.data(), keep.size()}});
     }
+    std::string why;
     j.fd_ = open_regular_file(path, O_WRONLY | O_APPEND, &why);
     if (j.fd_ < 0) throw LeafJournalError(path + ": " + why);
     return j;

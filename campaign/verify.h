@@ -19,8 +19,11 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <stdexcept>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "campaign/certificate.h"
 #include "campaign/journal.h"
@@ -57,6 +60,37 @@ LeafCheck leaf_check_of(const Certificate& c, int id, const JobRecord& r);
 
 struct LeafJournalError : std::runtime_error {
     using std::runtime_error::runtime_error;
+};
+
+// The last check of each leaf a leaf journal of c holds, read without changing the file: a
+// damaged tail is left out and described in `damage`. Throws LeafJournalError for a
+// journal of another certificate or a file that is missing or cannot be read.
+std::map<int, LeafCheck> read_leaf_journal(const std::string& path, const Certificate& c,
+                                           std::string& damage);
+
+// Leaf claims proved for other certificates, by position: a claim about one position's value
+// holds whatever certificate it is a leaf of, so a leaf of a certificate of the same board
+// and rule whose claim one of them implies (the same position; ">= b" by ">= b'" with
+// b' >= b, "<= b" by "<= b'" with b' <= b) needs no second proof. Redrawing a certificate
+// from a longer journal, or drawing one of a campaign rooted at a first turn, keeps most
+// leaves; their proofs carry over.
+class ProvedLeaves {
+  public:
+    // Adds the leaves of c that `checks` (its leaf journal's) holds as proved. Throws
+    // std::invalid_argument for a certificate of another number of pits or rule than the
+    // ones added before.
+    void add(const Certificate& c, const std::map<int, LeafCheck>& checks);
+    // A proved check whose claim implies that of leaf `id` of c (its node set to id), or
+    // nothing. Throws std::invalid_argument when c is of another game than those added.
+    std::optional<LeafCheck> find(const Certificate& c, int id) const;
+    size_t size() const { return count_; }
+
+  private:
+    void check_game(const Certificate& c) const;
+    int m_ = 0;  // 0 before the first add
+    Rule rule_ = Rule::Standard;
+    size_t count_ = 0;
+    std::map<Cells, std::vector<std::pair<CertClaim, LeafCheck>>> by_position_;
 };
 
 class LeafJournal {

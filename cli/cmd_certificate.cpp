@@ -107,17 +107,31 @@ int run_verify_certificate(const std::vector<std::string>& args) {
          "re-tried by a later run")
         ("leaf-seconds", po::value<double>()->default_value(0),
          "time budget of one leaf's re-proof in seconds (0: none)")
+        ("reuse", po::value<std::vector<std::string>>()->multitoken(),
+         "CERT JOURNAL: take the proofs of another certificate's leaves (its leaf journal's "
+         "proved ones, same pits and rule): a leaf whose claim one of them implies (the same "
+         "position) is not re-proved; it is counted as reused, not written to --journal; "
+         "repeatable")
         ("moves-only", "replay the moves and check the bounds, re-prove no leaf");
     // clang-format on
     add_solver_options(opts, expert);
     add_output_options(opts);
     po::variables_map vm;
     if (!parse_options("verify-certificate",
-                       "--certificate FILE [--journal J] [--db DIR] [--leaf-nodes N] [options]",
+                       "--certificate FILE [--journal J] [--reuse CERT J] [--db DIR] [--leaf-nodes "
+                       "N] [options]",
                        opts, args, vm, &expert, true))
         return 0;
     if (!vm.count("certificate")) throw InputError("--certificate is required");
     const std::string path = vm["certificate"].as<std::string>();
+    std::vector<std::pair<std::string, std::string>> reuse;  // (certificate, leaf journal)
+    if (vm.count("reuse")) {
+        const auto& r = vm["reuse"].as<std::vector<std::string>>();
+        if (r.size() % 2 != 0)
+            throw InputError(
+                "--reuse takes two files each time: a certificate and its leaf journal");
+        for (size_t i = 0; i < r.size(); i += 2) reuse.emplace_back(r[i], r[i + 1]);
+    }
     const double leaf_seconds = vm["leaf-seconds"].as<double>();
     if (!(leaf_seconds >= 0 && leaf_seconds <= 1e9))
         throw InputError("--leaf-seconds must be between 0 and 1e9");
@@ -168,7 +182,33 @@ int run_verify_certificate(const std::vector<std::string>& args) {
     if (mpi::ranks() > 1 && leaf_seconds > 0)
         throw InputError(
             "--leaf-seconds does not reach MPI worker ranks: give a node budget (--leaf-nodes)");
-    // The journal first (rank 0's), so that a bad one is reported before a database opens.
+    // The journals first (rank 0's), so that a bad one is reported before a database opens.
+    ProvedLeaves reused_proofs;
+    if (mpi::rank() == 0)
+        for (const auto& [rc, rj] : reuse) {
+            Certificate other;
+            try {
+                other = parse_certificate(read_certificate_text(rc));
+            } catch (const CertificateError& e) {
+                throw InputError("--reuse " + rc + ": " + e.what());
+            }
+            if (const std::string why = check_certificate(other); !why.empty())
+                throw InputError("--reuse " + rc + ": " + why);
+            if (other.params.m != m || other.params.rule != rule)
+                throw InputError("--reuse " + rc + ": a certificate of " +
+                                 std::to_string(other.params.m) + " pits, rule " +
+                                 rule_name(other.params.rule) + ", not of " + std::to_string(m) +
+                                 " pits, rule " + rule_name(rule));
+            std::string damage;
+            std::map<int, LeafCheck> checks;
+            try {
+                checks = read_leaf_journal(rj, other, damage);
+            } catch (const LeafJournalError& e) {
+                throw InputError(std::string("--reuse: ") + e.what());
+            }
+            if (!damage.empty()) std::cerr << "kalah verify-certificate: " << damage << "\n";
+            reused_proofs.add(other, checks);
+        }
     std::optional<LeafJournal> journal;
     if (vm.count("journal") && mpi::rank() == 0) {
         std::string damage;
@@ -192,11 +232,12 @@ int run_verify_certificate(const std::vector<std::string>& args) {
         return 0;
     }
     std::unique_ptr<WorkerPool> pool = mpi::make_workers(rdb, {});
-    // Each leaf's check: from the journal (proved or refuted there), else re-proved now.
+    // Each leaf's check: from the journal (proved or refuted there), else from a reused
+    // certificate's proof, else re-proved now.
     std::map<int, LeafCheck> checks;
     std::vector<int> todo;
-    std::vector<bool> journaled(cert.nodes.size());
-    size_t skipped = 0;
+    std::vector<bool> journaled(cert.nodes.size()), reused(cert.nodes.size());
+    size_t skipped = 0, from_reuse = 0;
     for (const int id : leaves) {
         if (journal) {
             const auto it = journal->checks().find(id);
@@ -208,14 +249,23 @@ int run_verify_certificate(const std::vector<std::string>& args) {
                 continue;
             }
         }
+        if (const auto k = reused_proofs.find(cert, id)) {
+            checks[id] = *k;
+            reused[id] = true;
+            ++from_reuse;
+            continue;
+        }
         todo.push_back(id);
     }
     auto describe = [&](const LeafCheck& k, bool ran) {
         const CertNode& leaf = cert.nodes[k.node];
         std::cerr << "leaf " << k.node << " (" << format_position(leaf.pos) << ", "
                   << leaf.pos.seeds_in_pits() << " seeds) v " << claim_text(leaf.claim) << ": "
-                  << outcome_name(k.outcome) << (ran ? "" : " (journal)") << ", " << k.nodes
-                  << " nodes, " << k.seconds << " s\n";
+                  << outcome_name(k.outcome)
+                  << (ran              ? ""
+                      : reused[k.node] ? " (reused)"
+                                       : " (journal)")
+                  << ", " << k.nodes << " nodes, " << k.seconds << " s\n";
     };
     if (show)
         for (const auto& [id, k] : checks) describe(k, false);
@@ -248,7 +298,8 @@ int run_verify_certificate(const std::vector<std::string>& args) {
                                 {"outcome", outcome_name(k.outcome)},
                                 {"nodes", k.nodes},
                                 {"seconds", k.seconds},
-                                {"from_journal", bool(journaled[id])}});
+                                {"from_journal", bool(journaled[id])},
+                                {"reused", bool(reused[id])}});
     }
     for (const LeafCheck& k : refuted)
         std::cerr << "kalah verify-certificate: leaf " << k.node << " ("
@@ -265,6 +316,7 @@ int run_verify_certificate(const std::vector<std::string>& args) {
                                 {"refuted", refuted.size()},
                                 {"over_budget", over},
                                 {"from_journal", skipped},
+                                {"reused", from_reuse},
                                 {"leaf_nodes", nodes},
                                 {"leaf_seconds", seconds},
                                 {"db_max_seeds", db ? db->max_seeds() : -1},
@@ -274,9 +326,10 @@ int run_verify_certificate(const std::vector<std::string>& args) {
         std::cout << path << ": Kalah(" << m << "," << cert.params.n << "), rule "
                   << rule_name(rule) << ", " << claims << ": " << cert.nodes.size()
                   << " nodes, moves and bounds ok; leaves: " << proved << " of " << leaves.size()
-                  << " re-proved (" << skipped << " from the journal), " << refuted.size()
-                  << " refuted, " << over << " over the budget; " << nodes << " nodes, " << seconds
-                  << " s\n";
+                  << " re-proved (" << skipped << " from the journal"
+                  << (reuse.empty() ? std::string() : ", " + std::to_string(from_reuse) + " reused")
+                  << "), " << refuted.size() << " refuted, " << over << " over the budget; "
+                  << nodes << " nodes, " << seconds << " s\n";
     }
     if (!refuted.empty()) return 1;
     return over ? kExitStopped : 0;

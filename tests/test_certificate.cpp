@@ -379,6 +379,89 @@ TEST_SUITE("campaign") {
         }
     }
 
+    TEST_CASE("certificate: proved leaves carry over to another certificate's leaves") {
+        BruteForce& bf = brute(4, Rule::Standard);
+        const Drawn d = draw(4, 3, Rule::Standard, 3, bf);
+        const Certificate& c = d.cert;
+        std::vector<int> leaves;
+        std::map<int, LeafCheck> checks;
+        for (size_t i = 0; i < c.nodes.size(); ++i)
+            if (c.nodes[i].leaf()) {
+                leaves.push_back(int(i));
+                checks[int(i)] = {int(i), LeafCheck::Outcome::Proved, 1000 + i, 0.5};
+            }
+        REQUIRE(leaves.size() >= 3);
+        // The first leaf refuted, the second over the budget: neither is a proof to carry.
+        checks[leaves[0]].outcome = LeafCheck::Outcome::Refuted;
+        checks[leaves[1]].outcome = LeafCheck::Outcome::OverBudget;
+        ProvedLeaves proved;
+        CHECK(!proved.find(c, leaves[2]));  // nothing added yet
+        proved.add(c, checks);
+        CHECK(proved.size() == leaves.size() - 2);
+        for (const int id : leaves) {
+            const auto k = proved.find(c, id);
+            CHECK(bool(k) == (id != leaves[0] && id != leaves[1]));
+            if (k) {
+                CHECK(k->node == id);
+                CHECK(k->nodes == 1000 + uint64_t(id));
+            }
+        }
+        // Another certificate (a copy, its leaves renumbered by a node put first): a leaf's
+        // claim one parity step weaker is implied, one step stronger or the other sense is
+        // not, nor the same claim at another position.
+        for (const int id : {leaves[2], leaves.back()}) {
+            const CertClaim claim = c.nodes[id].claim;
+            const int weaker = claim.lower ? claim.bound - 2 : claim.bound + 2;
+            const int stronger = claim.lower ? claim.bound + 2 : claim.bound - 2;
+            const std::pair<CertClaim, bool> cases[] = {{claim, true},
+                                                        {{claim.lower, weaker}, true},
+                                                        {{claim.lower, stronger}, false},
+                                                        {{!claim.lower, claim.bound}, false}};
+            for (const auto& [asked, implied] : cases) {
+                Certificate other = c;
+                other.nodes[id].claim = asked;
+                INFO("leaf ", id, " ", claim_text(claim), " asked ", claim_text(asked));
+                CHECK(bool(proved.find(other, id)) == implied);
+            }
+            // One seed moved from one of the mover's pits to the next: another position.
+            const Board& b = c.nodes[id].pos;
+            int own[4], opp[4], from = -1;
+            for (int p = 0; p < 4; ++p) {
+                own[p] = b.own_pit(p);
+                opp[p] = b.opp_pit(p);
+                if (own[p] > 0 && from < 0) from = p;
+            }
+            REQUIRE(from >= 0);
+            --own[from];
+            ++own[(from + 1) % 4];
+            Certificate moved = c;
+            moved.nodes[id].pos = Board::from_rows(4, own, opp, 0, 0, Side::South);
+            REQUIRE(moved.nodes[id].pos.pits_key() != b.pits_key());
+            CHECK(!proved.find(moved, id));
+        }
+        // A certificate of another rule or board: refused, not answered.
+        Certificate other_rule = c;
+        other_rule.params.rule = Rule::EmptyCapture;
+        CHECK_THROWS_AS(proved.find(other_rule, leaves[2]), std::invalid_argument);
+        CHECK_THROWS_AS(proved.add(other_rule, checks), std::invalid_argument);
+        // The journal read without changing it; a missing one is an error, not empty.
+        TempDir dir("reuse");
+        const std::string path = (dir.path / "leaves.klj").string();
+        std::string damage;
+        CHECK_THROWS_AS(read_leaf_journal(path, c, damage), LeafJournalError);
+        {
+            LeafJournal j = LeafJournal::open(path, c, damage);
+            j.append({leaves[2], LeafCheck::Outcome::Proved, 77, 0.25});
+        }
+        std::ofstream(path, std::ios::app) << "leaf " << leaves[3 % leaves.size()] << " pro";
+        const std::string before = slurp_file(path);
+        const auto read = read_leaf_journal(path, c, damage);
+        CHECK(read.size() == 1);
+        CHECK(read.at(leaves[2]).nodes == 77);
+        CHECK(damage.find("torn") != std::string::npos);
+        CHECK(slurp_file(path) == before);  // the torn tail is left where it is
+    }
+
     TEST_CASE("proof-grade jobs: a fresh table per job searches a repeated job in full") {
         SolverOptions o;
         o.tt_mb = 16;
@@ -442,6 +525,32 @@ TEST_SUITE("campaign") {
                       " --db /nonexistent --tt-mb 16 --json");
         CHECK(v.status == 0);
         CHECK(nlohmann::json::parse(v.out)["from_journal"] == j["leaves"]);
+        // Another certificate's proofs reused: every leaf of the same certificate, nothing
+        // re-run, nothing written to a new journal; the figures are the first run's.
+        const std::string lj2 = (dir.path / "leaves2.klj").string();
+        v = run_kalah("verify-certificate --certificate " + cert + " --reuse " + cert + " " + lj +
+                      " --journal " + lj2 + " --db /nonexistent --tt-mb 16 --json");
+        CHECK(v.status == 0);
+        {
+            const auto r = nlohmann::json::parse(v.out);
+            CHECK(r["reused"] == j["leaves"]);
+            CHECK(r["proved"] == j["leaves"]);
+            CHECK(r["from_journal"] == 0);
+            CHECK(r["leaf_nodes"] == j["leaf_nodes"]);
+            for (const auto& leaf : r["per_leaf"]) CHECK(leaf["reused"] == true);
+        }
+        CHECK(std::count_if(std::istreambuf_iterator<char>(std::ifstream(lj2).rdbuf()), {},
+                            [](char ch) { return ch == '\n'; }) == 1);  // its header alone
+        // Bad --reuse: exit 2, one line.
+        for (const std::string& bad :
+             {" --reuse " + cert, " --reuse " + cert + " " + d + "/missing.klj",
+              " --reuse " + d + "/missing.kcert " + lj, " --reuse " + cert + " " + cert}) {
+            INFO(bad);
+            const CliResult b = run_kalah("verify-certificate --certificate " + cert + bad +
+                                          " --db /nonexistent --tt-mb 16");
+            CHECK(b.status == 2);
+            CHECK(std::count(b.err.begin(), b.err.end(), '\n') == 1);
+        }
         // A damaged certificate: exit 1, one line naming the file.
         std::string bad = text;
         bad[bad.find("node 1 ") + 5] = '2';
