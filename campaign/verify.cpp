@@ -213,17 +213,14 @@ std::map<int, LeafCheck> read_leaf_journal(const std::string& path, const Certif
 }
 
 void ProvedLeaves::check_game(const Certificate& c) const {
-    if (m_ != 0 && (c.params.m != m_ || c.params.rule != rule_))
+    if (c.params.m != m_ || c.params.rule != rule_)
         throw std::invalid_argument("a certificate of " + std::to_string(c.params.m) +
-                                    " pits, rule " + rule_name(c.params.rule) + ", where " +
-                                    std::to_string(m_) + " pits, rule " + rule_name(rule_) +
-                                    " are proved");
+                                    " pits, rule " + rule_name(c.params.rule) + ", not of " +
+                                    std::to_string(m_) + " pits, rule " + rule_name(rule_));
 }
 
 void ProvedLeaves::add(const Certificate& c, const std::map<int, LeafCheck>& checks) {
     check_game(c);
-    m_ = c.params.m;
-    rule_ = c.params.rule;
     for (const auto& [id, k] : checks) {
         if (k.outcome != LeafCheck::Outcome::Proved) continue;
         const CertNode& n = c.nodes.at(size_t(id));
@@ -234,7 +231,6 @@ void ProvedLeaves::add(const Certificate& c, const std::map<int, LeafCheck>& che
 }
 
 std::optional<LeafCheck> ProvedLeaves::find(const Certificate& c, int id) const {
-    if (m_ == 0) return std::nullopt;
     check_game(c);
     const CertNode& n = c.nodes.at(size_t(id));
     const auto it = by_position_.find(n.pos.pits_key());

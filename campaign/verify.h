@@ -76,19 +76,21 @@ std::map<int, LeafCheck> read_leaf_journal(const std::string& path, const Certif
 // leaves; their proofs carry over.
 class ProvedLeaves {
   public:
+    // Proofs about Kalah with m pits a side under rule (any number of seeds: a leaf's
+    // claim is about its position only).
+    ProvedLeaves(int m, Rule rule) : m_(m), rule_(rule) {}
     // Adds the leaves of c that `checks` (its leaf journal's) holds as proved. Throws
-    // std::invalid_argument for a certificate of another number of pits or rule than the
-    // ones added before.
+    // std::invalid_argument for a certificate of another number of pits or rule.
     void add(const Certificate& c, const std::map<int, LeafCheck>& checks);
     // A proved check whose claim implies that of leaf `id` of c (its node set to id), or
-    // nothing. Throws std::invalid_argument when c is of another game than those added.
+    // nothing. Throws std::invalid_argument when c is of another number of pits or rule.
     std::optional<LeafCheck> find(const Certificate& c, int id) const;
     size_t size() const { return count_; }
 
   private:
     void check_game(const Certificate& c) const;
-    int m_ = 0;  // 0 before the first add
-    Rule rule_ = Rule::Standard;
+    int m_;
+    Rule rule_;
     size_t count_ = 0;
     std::map<Cells, std::vector<std::pair<CertClaim, LeafCheck>>> by_position_;
 };

@@ -53,6 +53,14 @@ std::string read_certificate_text(const std::string& path) {
     return text;
 }
 
+// The certificate at path, parsed and checked (its moves replayed, its bounds composed):
+// throws CertificateError naming what is wrong.
+Certificate load_checked_certificate(const std::string& path) {
+    Certificate c = parse_certificate(read_certificate_text(path));
+    if (const std::string why = check_certificate(c); !why.empty()) throw CertificateError(why);
+    return c;
+}
+
 // Re-proves the leaves `todo` of c, calling done(check) as each finishes: in this process
 // one fresh solver a leaf in their order (reprove_leaf), or, with `pool` (MPI worker
 // ranks, each leaf on a worker's solver with its table emptied first), every leaf the
@@ -137,13 +145,9 @@ int run_verify_certificate(const std::vector<std::string>& args) {
         throw InputError("--leaf-seconds must be between 0 and 1e9");
     Certificate cert;
     try {
-        cert = parse_certificate(read_certificate_text(path));
+        cert = load_checked_certificate(path);
     } catch (const CertificateError& e) {
         std::cerr << "kalah verify-certificate: " << path << ": " << e.what() << "\n";
-        return 1;
-    }
-    if (const std::string why = check_certificate(cert); !why.empty()) {
-        std::cerr << "kalah verify-certificate: " << path << ": " << why << "\n";
         return 1;
     }
     const int m = cert.params.m;
@@ -183,31 +187,22 @@ int run_verify_certificate(const std::vector<std::string>& args) {
         throw InputError(
             "--leaf-seconds does not reach MPI worker ranks: give a node budget (--leaf-nodes)");
     // The journals first (rank 0's), so that a bad one is reported before a database opens.
-    ProvedLeaves reused_proofs;
+    ProvedLeaves reused_proofs(m, rule);
     if (mpi::rank() == 0)
         for (const auto& [rc, rj] : reuse) {
             Certificate other;
+            std::string damage;
             try {
-                other = parse_certificate(read_certificate_text(rc));
+                other = load_checked_certificate(rc);
+                reused_proofs.add(other, read_leaf_journal(rj, other, damage));
             } catch (const CertificateError& e) {
                 throw InputError("--reuse " + rc + ": " + e.what());
-            }
-            if (const std::string why = check_certificate(other); !why.empty())
-                throw InputError("--reuse " + rc + ": " + why);
-            if (other.params.m != m || other.params.rule != rule)
-                throw InputError("--reuse " + rc + ": a certificate of " +
-                                 std::to_string(other.params.m) + " pits, rule " +
-                                 rule_name(other.params.rule) + ", not of " + std::to_string(m) +
-                                 " pits, rule " + rule_name(rule));
-            std::string damage;
-            std::map<int, LeafCheck> checks;
-            try {
-                checks = read_leaf_journal(rj, other, damage);
+            } catch (const std::invalid_argument& e) {
+                throw InputError("--reuse " + rc + ": " + e.what());
             } catch (const LeafJournalError& e) {
                 throw InputError(std::string("--reuse: ") + e.what());
             }
             if (!damage.empty()) std::cerr << "kalah verify-certificate: " << damage << "\n";
-            reused_proofs.add(other, checks);
         }
     std::optional<LeafJournal> journal;
     if (vm.count("journal") && mpi::rank() == 0) {

@@ -394,7 +394,7 @@ TEST_SUITE("campaign") {
         // The first leaf refuted, the second over the budget: neither is a proof to carry.
         checks[leaves[0]].outcome = LeafCheck::Outcome::Refuted;
         checks[leaves[1]].outcome = LeafCheck::Outcome::OverBudget;
-        ProvedLeaves proved;
+        ProvedLeaves proved(4, Rule::Standard);
         CHECK(!proved.find(c, leaves[2]));  // nothing added yet
         proved.add(c, checks);
         CHECK(proved.size() == leaves.size() - 2);
@@ -444,6 +444,12 @@ TEST_SUITE("campaign") {
         other_rule.params.rule = Rule::EmptyCapture;
         CHECK_THROWS_AS(proved.find(other_rule, leaves[2]), std::invalid_argument);
         CHECK_THROWS_AS(proved.add(other_rule, checks), std::invalid_argument);
+        Certificate other_board = c;
+        other_board.params.m = 5;
+        CHECK_THROWS_AS(proved.find(other_board, leaves[2]), std::invalid_argument);
+        ProvedLeaves empty_capture(4, Rule::EmptyCapture);
+        CHECK_THROWS_AS(empty_capture.find(c, leaves[2]), std::invalid_argument);
+        CHECK_THROWS_AS(empty_capture.add(c, checks), std::invalid_argument);
         // The journal read without changing it; a missing one is an error, not empty.
         TempDir dir("reuse");
         const std::string path = (dir.path / "leaves.klj").string();
@@ -550,6 +556,27 @@ TEST_SUITE("campaign") {
                                           " --db /nonexistent --tt-mb 16");
             CHECK(b.status == 2);
             CHECK(std::count(b.err.begin(), b.err.end(), '\n') == 1);
+        }
+        // --reuse of a certificate of another board: exit 2, one line naming both boards.
+        {
+            const std::string d3 = (dir.path / "three").string();
+            const std::string c3 = (dir.path / "c3.kcert").string();
+            const std::string lj3 = (dir.path / "leaves3.klj").string();
+            REQUIRE(run_kalah("campaign --pits 3 --seeds 2 --dir " + d3 +
+                              " --job-nodes 1000 --db /nonexistent --quiet")
+                        .status == 0);
+            REQUIRE(
+                run_kalah("campaign --certificate " + c3 + " --dir " + d3 + " --db /nonexistent")
+                    .status == 0);
+            REQUIRE(run_kalah("verify-certificate --certificate " + c3 + " --journal " + lj3 +
+                              " --db /nonexistent --tt-mb 16")
+                        .status == 0);
+            const CliResult b = run_kalah("verify-certificate --certificate " + cert + " --reuse " +
+                                          c3 + " " + lj3 + " --db /nonexistent --tt-mb 16");
+            CHECK(b.status == 2);
+            CHECK(std::count(b.err.begin(), b.err.end(), '\n') == 1);
+            CHECK(b.err.find("3 pits") != std::string::npos);
+            CHECK(b.err.find("not of 4 pits") != std::string::npos);
         }
         // A damaged certificate: exit 1, one line naming the file.
         std::string bad = text;
