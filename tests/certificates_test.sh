@@ -2,7 +2,9 @@
 # The committed certificates (results/campaign-*/*.kcert): each passes the independent
 # checker (scripts/check_certificate.py, no code shared with the solver) and
 # verify-certificate's own replay, and is what `campaign --certificate` draws from the
-# journal beside it today (byte for byte: a certificate never goes stale). Usage:
+# journal beside it today (byte for byte: a certificate never goes stale). Beside the
+# root campaigns' certificates, those of campaigns rooted at a first turn
+# (results/campaign-*/turns/<line>/, made with --moves and --import). Usage:
 # certificates_test.sh KALAH PYTHON3
 set -euo pipefail
 kalah=$1
@@ -11,7 +13,8 @@ root="$(cd "$(dirname "$0")/.." && pwd)"
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 passed=0 failed=0
-for cert in "$root"/results/campaign-*/*.kcert; do
+shopt -s nullglob
+for cert in "$root"/results/campaign-*/*.kcert "$root"/results/campaign-*/turns/*/*.kcert; do
     dir=$(dirname "$cert")
     name=$(basename "$cert")
     ok=1
