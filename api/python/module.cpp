@@ -3,7 +3,11 @@
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -103,25 +107,83 @@ Board to_board(const py::handle& obj) {
     return Board::from_rows(m, south.data(), north.data(), stores[0], stores[1], side);
 }
 
+// The calls running without the GIL, and the interpreter's exit. A daemon thread still in
+// a call when the interpreter finalizes would take the GIL back there, and CPython ends
+// such a thread with pthread_exit: its forced unwinding through our frames (the GIL is
+// taken back in a destructor, which is noexcept) calls std::terminate, an abort at exit.
+// So an atexit hook, which runs before finalization (after the non-daemon threads are
+// joined), makes every running call end at its next poll (within 50 ms, as Ctrl-C does),
+// waits, the GIL released, until each holds the GIL again, and refuses new calls.
+struct Calls {
+    std::mutex mu;
+    std::condition_variable done;
+    int running = 0;  // calls between releasing the GIL and holding it again
+    std::atomic<bool> exiting{false};
+};
+
+// Never destroyed: a daemon thread may still return through it after exit's destructors.
+Calls& calls() {
+    static Calls* c = new Calls;
+    return *c;
+}
+
+struct Running {
+    Running() {
+        std::lock_guard<std::mutex> lock(calls().mu);
+        ++calls().running;
+    }
+    ~Running() {
+        {
+            std::lock_guard<std::mutex> lock(calls().mu);
+            --calls().running;
+        }
+        calls().done.notify_all();
+    }
+    Running(const Running&) = delete;
+    Running& operator=(const Running&) = delete;
+};
+
+// The interpreter is exiting: the calling (daemon) thread's call ends with SystemExit,
+// which the threading module ends a thread on without a word. Needs the GIL.
+[[noreturn]] void raise_exiting() {
+    PyErr_SetString(PyExc_SystemExit, "kalah: the interpreter is exiting");
+    throw py::error_already_set();
+}
+
+// The atexit hook (see Calls). The wait is bounded: a call that does not poll (a
+// coverage(open=True) opening every layer) is not waited for past it.
+void stop_calls_at_exit() {
+    Calls& c = calls();
+    c.exiting = true;
+    py::gil_scoped_release release;
+    std::unique_lock<std::mutex> lock(c.mu);
+    c.done.wait_for(lock, std::chrono::seconds(10), [&c] { return c.running == 0; });
+}
+
 // A call's budget; Ctrl-C (a signal handler that raises, as SIGINT's default) ends it:
 // the search polls Python's signal handlers from the calling thread (they run in the main
-// thread only), and the raised exception is rethrown once the GIL is back.
+// thread only), and the raised exception is rethrown once the GIL is back. The
+// interpreter's exit ends it too, without taking the GIL.
 api::Budget budget(uint64_t node_limit, double time_limit) {
     if (!(time_limit >= 0)) throw InputError("time_limit must be >= 0 seconds");
     return api::Budget{node_limit, time_limit, [] {
+                           if (calls().exiting) return true;
                            py::gil_scoped_acquire gil;
                            return PyErr_CheckSignals() != 0;
                        }};
 }
 
 // Runs f without the GIL; a call the caller interrupted raises what the signal handler
-// raised (KeyboardInterrupt).
+// raised (KeyboardInterrupt), one the interpreter's exit ended SystemExit.
 template <class F>
 auto without_gil(F&& f) {
+    if (calls().exiting) raise_exiting();
+    const Running running;  // ends after the GIL is held again
     try {
         py::gil_scoped_release release;
         return f();
     } catch (const api::Interrupted&) {
+        if (!PyErr_Occurred()) raise_exiting();
         throw py::error_already_set();
     }
 }
@@ -140,6 +202,7 @@ PYBIND11_MODULE(_kalah, m) {
     py::register_exception<api::NotFound>(m, "NotFoundError", PyExc_FileNotFoundError);
     py::register_exception<api::DatabaseError>(m, "DatabaseError", PyExc_OSError);
     py::register_exception<InputError>(m, "InputError", PyExc_ValueError);
+    py::module_::import("atexit").attr("register")(py::cpp_function(stop_calls_at_exit));
     // A value of the wrong type that a cast below still meets is a TypeError, not the
     // RuntimeError pybind11 gives it.
     py::register_exception_translator([](std::exception_ptr p) {
@@ -196,11 +259,7 @@ PYBIND11_MODULE(_kalah, m) {
         .def(
             "coverage",
             [](api::Oracle& o, bool open) {
-                std::vector<api::Coverage> cs;
-                {
-                    py::gil_scoped_release release;
-                    cs = o.coverage(open);
-                }
+                const std::vector<api::Coverage> cs = without_gil([&] { return o.coverage(open); });
                 py::list out;
                 for (const auto& c : cs)
                     out.append(py::make_tuple(c.m, rule_name(c.rule), c.max_seeds,

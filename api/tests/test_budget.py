@@ -114,6 +114,27 @@ except KeyboardInterrupt:
                 self.assertEqual(out.split(), ["interrupted", str(kalah.solve(3, 2))])
                 self.assertEqual(child.returncode, 0)
 
+    def test_exit_with_daemon_threads_in_calls(self):
+        """The interpreter exits normally while daemon threads are in calls (one in a search
+        without a budget, the others waiting for the one solver): they end quietly, not
+        with std::terminate (a thread that takes the GIL back during finalization is ended
+        by pthread_exit, whose unwinding through a noexcept frame aborts the process)."""
+        program = r"""
+import threading, time, kalah
+tb = kalah.open(max_solvers=1)
+start = kalah.start(6, 4)
+for _ in range(16):
+    threading.Thread(target=lambda: tb.probe(start), daemon=True).start()
+time.sleep(0.5)
+print("exiting", flush=True)
+"""
+        for _ in range(3):
+            child = subprocess.run([sys.executable, "-c", program], capture_output=True,
+                                   text=True, timeout=120)
+            self.assertEqual(child.stdout.split(), ["exiting"])
+            self.assertEqual(child.stderr, "")
+            self.assertEqual(child.returncode, 0)
+
 
 if __name__ == "__main__":
     unittest.main()
