@@ -1,6 +1,6 @@
 // plain_solver: a plain alpha-beta Kalah(m,n) solver that re-proves a certificate's leaves.
 //
-// Written from ../shared/rules.md, docs/certificate.md and the layer file format of
+// Written from docs/rules.md, docs/certificate.md and the layer file format of
 // docs/formats.md (db/format.h, db/index.h): it shares no code with the project's solver
 // (nothing from core/, solver/, db/ or campaign/ is included or linked; only libzstd).
 // It is meant to be read and believed, not to be fast (checker/README.md).
@@ -67,7 +67,7 @@ static double cpu_seconds(void) {
 }
 
 // ---------------------------------------------------------------------------------------
-// The rules (rules.md, "A move" and "End of the game").
+// The rules (docs/rules.md, "A move" and "End of the game").
 
 // Plays the mover's pit `pit` (0-based, non-empty) of b in place. Returns the seeds it puts
 // in the mover's store (sown plus captured) and sets *kind: END when a row of b is empty

@@ -3,7 +3,7 @@
 
 Usage: python3 scripts/check_certificate.py FILE [--leaves] [--json] [--quiet]
 
-This program was written from two documents only: ../shared/rules.md (the rules of
+This program was written from two documents only: docs/rules.md (the rules of
 Kalah(m,n), both capture rules) and docs/certificate.md (the certificate format).  It
 shares no code with the solver: the move rule, the parser and every check below are
 implemented here from those texts, using only the Python standard library.
@@ -83,7 +83,7 @@ class CertError(Exception):
 
 
 # ---------------------------------------------------------------------------
-# The move rule (rules.md), positions pits only from the mover's view.
+# The move rule (docs/rules.md), positions pits only from the mover's view.
 # ---------------------------------------------------------------------------
 
 def play(pos, pit, m, empty_capture):

@@ -38,7 +38,7 @@ import time
 import plot_table
 from plot_table import bound_text
 
-# Published values (../shared/reference-values.md). empty-capture: Irving, Donkers & Uiterwijk
+# Published values (docs/reference-values.md). empty-capture: Irving, Donkers & Uiterwijk
 # 2000, Tables 9/10 (exact margins for m >= 4, W/L/D for m <= 3), Kalah(6,6) Rawlings 2015.
 # standard: Rawlings 2015 / CMancala.
 PUBLISHED = {

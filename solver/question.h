@@ -2,7 +2,7 @@
 // exact value: "does South win?" is "v >= +1?", which MTD(f) may take many passes to reach.
 #pragma once
 
-// v is South's final margin (../shared/rules.md). Every question is one of
+// v is South's final margin (docs/rules.md, "Value"). Every question is one of
 //   lower:  v >= bound   (win: v >= 1; the published "at least +4": v >= 4)
 //   upper:  v <= bound   (loss: v <= -1)
 // and both are settled by one test "v >= beta?" for the position of s seeds in pits:
@@ -44,7 +44,7 @@ std::optional<Question> parse_question(const std::string& text);
 std::string bound_text(bool lower, int bound);
 
 // The answer to a question about a position's value V (South's final margin, stores
-// included; ../shared/rules.md): one null-window test of the mover's pits value.
+// included; docs/rules.md, "Value"): one null-window test of the mover's pits value.
 struct BoundAnswer {
     Question question;
     bool proved = false;  // the question is true; else it is refuted (its negation holds)

@@ -5,7 +5,7 @@ Run from the repository root:  python3 tests/test_check_certificate.py [-k SUBST
 The last line printed is "N passed, M failed"; the exit status is non-zero on any failure.
 Set CHECKER=/path/to/check_certificate.py to test another copy of the checker.
 
-Like the checker, this file is written from ../shared/rules.md and docs/certificate.md
+Like the checker, this file is written from docs/rules.md and docs/certificate.md
 alone.  It has its own seed-by-seed move simulator on the full board (South/North rows and
 stores), its own minimax, and a generator of valid certificates; it imports the checker
 only to test its move function and its check() entry point, and runs it as a subprocess.
@@ -41,7 +41,7 @@ CC = load_checker()
 
 
 # ---------------------------------------------------------------------------
-# Reference rules: full board, seed by seed (rules.md), independent of the checker.
+# Reference rules: full board, seed by seed (docs/rules.md), independent of the checker.
 # Board layout (absolute): 0..m-1 = A1..Am, m = South store, m+1..2m = B1..Bm,
 # 2m+1 = North store.
 # ---------------------------------------------------------------------------
@@ -369,7 +369,7 @@ def both_steps():
     return [("checker", CC.play), ("reference", ref_step)]
 
 
-# --- rules.md worked examples ------------------------------------------------------
+# --- docs/rules.md worked examples -------------------------------------------------
 
 @test
 def rules_example_1_2_opening():
