@@ -8,11 +8,13 @@
 #include <algorithm>
 #include <atomic>
 #include <iostream>
+#include <memory>
 #include <thread>
 #include <vector>
 
 #include "cli/command.h"
 #include "cli/options.h"
+#include "serve/access_log.h"
 #include "serve/api.h"
 #include "serve/http_server.h"
 #include "serve/routes.h"
@@ -102,9 +104,18 @@ int run(const std::vector<std::string>& args) {
          "open connections in total; past them a new one is closed at once")
         ("max-connections-per-client", po::value<int>()->default_value(32),
          "open connections from one address; past them a new one is closed at once")
+        ("max-connections-per-proxy", po::value<int>()->default_value(256),
+         "open connections from one --trust-proxy address (its connections carry many "
+         "clients), instead of --max-connections-per-client")
         ("header-timeout-ms", po::value<int>()->default_value(5000),
          "a request's head (request line and headers) must arrive within this of its first "
          "byte, or the connection is closed")
+        ("body-timeout-ms", po::value<int>()->default_value(5000),
+         "a request body (at most 1 KiB, dropped) must arrive within this of its head's end, "
+         "or the connection is closed")
+        ("send-timeout-ms", po::value<int>()->default_value(10000),
+         "an answer (or one event of a stream) must be taken by the client within this, or "
+         "the connection is closed")
         ("idle-timeout-ms", po::value<int>()->default_value(5000),
          "an idle keep-alive connection is closed after this")
         ("allow-host", po::value<std::vector<std::string>>()->composing(),
@@ -121,6 +132,13 @@ int run(const std::vector<std::string>& args) {
     opts.add_options()("quiet,q",
                        "no log on stderr (a JSON line per request and per connection refused, "
                        "evicted or timed out: docs/serve.md, \"Log\")");
+    opts.add_options()("log", po::value<std::string>(),
+                       "the log's JSON lines to this file (appended) instead of stderr; "
+                       "reopened on SIGHUP or SIGUSR1 (logrotate), rotated to FILE.1 past "
+                       "--log-max-mb");
+    opts.add_options()("log-max-mb", po::value<int>()->default_value(64),
+                       "a --log file past this many MiB is renamed FILE.1 (replacing the one "
+                       "before) and a new one begun (0: no cap)");
     po::variables_map vm;
     if (!parse_options("serve", "[--bind ADDR] [--port N] [--db DIR] [--budget-ms N] [options]",
                        opts, args, vm))
@@ -146,6 +164,12 @@ int run(const std::vector<std::string>& args) {
     http.max_connections_per_address = checked_int(vm, "max-connections-per-client", 1, 100000);
     http.head_timeout = std::chrono::milliseconds(checked_int(vm, "header-timeout-ms", 1, 600000));
     http.idle_timeout = std::chrono::milliseconds(checked_int(vm, "idle-timeout-ms", 1, 600000));
+    http.body_timeout = std::chrono::milliseconds(checked_int(vm, "body-timeout-ms", 1, 600000));
+    http.write_timeout = std::chrono::milliseconds(checked_int(vm, "send-timeout-ms", 1, 600000));
+    http.max_connections_per_proxy = checked_int(vm, "max-connections-per-proxy", 1, 100000);
+    const int log_max_mb = checked_int(vm, "log-max-mb", 0, 1 << 20);
+    if (vm.count("quiet") && vm.count("log"))
+        throw InputError("--quiet and --log exclude each other");
     const int port = checked_int(vm, "port", 0, 65535);
     const std::string host = vm["bind"].as<std::string>();
     if (vm.count("db")) c.db_dir = vm["db"].as<std::string>();
@@ -161,6 +185,9 @@ int run(const std::vector<std::string>& args) {
     sigemptyset(&stop_signals);
     sigaddset(&stop_signals, SIGINT);
     sigaddset(&stop_signals, SIGTERM);
+    // SIGHUP and SIGUSR1 reopen the log (logrotate); taken by the same thread.
+    sigaddset(&stop_signals, SIGHUP);
+    sigaddset(&stop_signals, SIGUSR1);
     pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
 
     Api api(c);
@@ -173,6 +200,7 @@ int run(const std::vector<std::string>& args) {
             if (!numeric_address(a))
                 throw InputError("--trust-proxy '" + a + "' is no numeric IPv4 or IPv6 address");
             route_options.trusted_proxies.push_back(a);
+            http.proxies.push_back(connection_key(a));
         }
     Routes routes(api, route_options);
     http.default_headers = security_headers();
@@ -181,8 +209,17 @@ int run(const std::vector<std::string>& args) {
         std::cerr << "kalah serve: error: " + log_safe(req.path) + ": " + what + "\n" << std::flush;
     };
     // One write a line, so that the lines of concurrent requests do not interleave.
-    if (log)
-        http.log = [](const HttpLogEntry& e) { std::cerr << access_log_line(e) << std::flush; };
+    std::unique_ptr<AccessLog> access_log;
+    if (log) {
+        try {
+            access_log = std::make_unique<AccessLog>(
+                vm.count("log") ? vm["log"].as<std::string>() : std::string(), uint64_t(log_max_mb)
+                                                                                   << 20);
+        } catch (const std::runtime_error& e) {
+            throw InputError("--log: " + std::string(e.what()));
+        }
+        http.log = [&access_log](const HttpLogEntry& e) { access_log->write(access_log_line(e)); };
+    }
     HttpServer server(
         http, [&routes](const HttpRequest& req, HttpCall& call) { return routes(req, call); });
     int bound = 0;
@@ -201,7 +238,11 @@ int run(const std::vector<std::string>& args) {
     std::atomic<bool> signalled{false};
     std::thread stopper([&] {
         int sig = 0;
-        sigwait(&stop_signals, &sig);
+        for (;;) {
+            sigwait(&stop_signals, &sig);
+            if (sig != SIGHUP && sig != SIGUSR1) break;
+            if (access_log) access_log->reopen();
+        }
         signalled = true;
         api.stop_all();
         server.stop();

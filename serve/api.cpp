@@ -258,13 +258,15 @@ struct Api::Impl {
     // (`moves_only`) and the opening book holds them all, a small solver of this thread
     // answers at once (`pooled` false); otherwise one from the pool, under `budget_ms`. A
     // search stopped at its budget calls `stopped` with its nodes and seconds for the
-    // answer. Every solver consults the board's opening book, if any.
+    // answer. Every solver consults the board's opening book, if any. `work` is told where
+    // its answer comes from: the database (or a finished game), the book, or a pooled solver.
+    enum class Source { Database, Book, Solver };
     struct Search {
         const GameRequest& r;
         const Board& largest;
         int budget_ms;
         const Caller& caller;
-        std::function<ApiReply(Solver&, bool pooled)> work;
+        std::function<ApiReply(Solver&, Source)> work;
         std::function<ApiReply(uint64_t nodes, double seconds)> stopped;
         bool moves_only = false;
     };
@@ -284,14 +286,14 @@ struct Api::Impl {
         const int m = x.r.board.pits();
         const db::Database* d = dbs.get(m, x.r.rule);
         const Book* book = config.books ? builtin_book_for(x.r.board, x.r.rule) : nullptr;
-        if (x.largest.over() || (d && x.largest.seeds_in_pits() <= d->max_seeds()) ||
-            (x.moves_only && book_answers(book, x.r.board, x.r.rule, d))) {
+        const bool in_db = x.largest.over() || (d && x.largest.seeds_in_pits() <= d->max_seeds());
+        if (in_db || (x.moves_only && book_answers(book, x.r.board, x.r.rule, d))) {
             SolverOptions o;
             o.tt_mb = 1;
             o.db = d;
             o.book = book;
             Solver s(m, x.r.rule, o);
-            ApiReply done = x.work(s, false);
+            ApiReply done = x.work(s, in_db ? Source::Database : Source::Book);
             done.nodes = s.stats().nodes;
             return done;
         }
@@ -322,7 +324,7 @@ struct Api::Impl {
         const auto t0 = Clock::now();
         ApiReply done;
         try {
-            done = x.work(*slot->solver, true);
+            done = x.work(*slot->solver, Source::Solver);
         } catch (const SearchStopped&) {
             if (x.caller.cancel && x.caller.cancel->load()) {
                 done = client_gone();
@@ -352,7 +354,7 @@ struct Api::Impl {
     ApiReply search(const GameRequest& r, const Board& largest, const Caller& caller,
                     const std::function<std::string(Solver&)>& work, bool moves_only = false) {
         return search({r, largest, config.budget_ms, caller,
-                       [&](Solver& s, bool) { return reply(200, work(s)); },
+                       [&](Solver& s, Source) { return reply(200, work(s)); },
                        [&](uint64_t nodes, double secs) { return unknown(r, nodes, secs); },
                        moves_only});
     }
@@ -361,8 +363,12 @@ struct Api::Impl {
     ApiReply query(const GameRequest& r, const Caller& caller) {
         QueryBounds bounds(r.board, r.rule);
         return search({r, r.board, config.budget_ms, caller,
-                       [&](Solver& s, bool) {
-                           return reply(200, query_json(query_report(s, r.board, r.rule, &bounds)));
+                       [&](Solver& s, Source source) {
+                           Json j = query_fields(query_report(s, r.board, r.rule, &bounds));
+                           // The page says where a value comes from: nodes 0 is the
+                           // database's or the book's, "source" tells them apart.
+                           if (source == Source::Book) j["source"] = "book";
+                           return reply(200, json_line(j));
                        },
                        [&](uint64_t nodes, double secs) {
                            bounds.nodes = nodes;
@@ -389,10 +395,11 @@ struct Api::Impl {
             return !reader_gone;
         };
         return search({r, r.board, config.stream_budget_ms, caller,
-                       [&](Solver& s, bool pooled) {
-                           if (!pooled) {
+                       [&](Solver& s, Source source) {
+                           if (source != Source::Solver) {
                                Json j = {{"event", "value"}};
                                j.update(query_fields(query_report(s, r.board, r.rule)));
+                               if (source == Source::Book) j["source"] = "book";
                                send(j);
                            } else {
                                query_stream(s, bounds, send);

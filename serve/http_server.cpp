@@ -9,6 +9,7 @@
 #include <sys/ioctl.h>
 #include <sys/socket.h>
 
+#include <algorithm>
 #include <boost/asio.hpp>
 #include <boost/beast/http.hpp>
 #include <cerrno>
@@ -249,7 +250,13 @@ struct HttpServer::Impl : std::enable_shared_from_this<HttpServer::Impl> {
     }
     void accept();
     void do_stop();
-    bool evict_oldest_waiting();
+    bool evict_least_progress();
+    // The per-client connection cap of a connection_key: a trusted proxy's, or the usual.
+    int connection_cap(const std::string& key) const {
+        return std::find(opt.proxies.begin(), opt.proxies.end(), key) != opt.proxies.end()
+                   ? opt.max_connections_per_proxy
+                   : opt.max_connections_per_address;
+    }
     // The server's own error answer: error_body(message) as JSON.
     HttpResponse error_response(int status, const std::string& message, Headers extra,
                                 bool close) const {
@@ -282,7 +289,7 @@ struct Connection : std::enable_shared_from_this<Connection> {
     asio::steady_timer timer;
     unsigned timer_generation = 0;
     const char* timer_what = "";      // what the armed deadline is for, as logged
-    Clock::time_point waiting_since;  // entered State::Head: waiting for a request
+    Clock::time_point progress_at;    // its last progress (EvictionView::progress)
     Clock::time_point request_start;  // the request's head was read (or refused)
     uint64_t stream_bytes = 0;        // written so far of the stream under way
     asio::steady_timer watch_timer;
@@ -290,6 +297,7 @@ struct Connection : std::enable_shared_from_this<Connection> {
     bool peer_done = false;         // the client's FIN read: it sends no more requests
     bool probed = false;            // kProbe sent
     bool stream_head_sent = false;  // the request's answer is a stream, under way
+    bool writing_event = false;     // a stream's event being written
     State state = State::Head;
     std::string in;  // read, not yet parsed
     char chunk[kReadChunk];
@@ -321,7 +329,7 @@ struct Connection : std::enable_shared_from_this<Connection> {
         // Small answers, many in a row on one connection: without TCP_NODELAY each waits
         // for the client's delayed ACK (40 ms on Linux).
         socket.set_option(tcp::no_delay(true), ec);
-        waiting_since = Clock::now();
+        progress_at = Clock::now();
         arm(server.opt.idle_timeout, "");
         read();
     }
@@ -456,6 +464,10 @@ struct Connection : std::enable_shared_from_this<Connection> {
         pending = std::move(req);
         pending_keep_alive = parser.keep_alive();
         state = State::Body;
+        progress_at = Clock::now();
+        // The body, if any, must follow within body_timeout (a head announcing a body
+        // that never comes would otherwise hold the connection for good).
+        if (body_left > 0) arm(o.body_timeout, "body timeout");
         advance();
     }
 
@@ -529,7 +541,7 @@ struct Connection : std::enable_shared_from_this<Connection> {
 
     void dispatch(HttpRequest req, bool keep_alive) {
         disarm();
-        request_start = Clock::now();
+        request_start = progress_at = Clock::now();
         stream_bytes = 0;
         state = State::Worker;
         head_started = false;
@@ -638,20 +650,19 @@ struct Connection : std::enable_shared_from_this<Connection> {
         log_request(req, res.status, bytes->size(), res.nodes, res.client);
         state = State::Write;
         arm(server.opt.write_timeout, "write timeout");
-        asio::async_write(
-            socket, asio::buffer(*bytes),
-            [self = shared_from_this(), bytes, close_after](boost::system::error_code ec, size_t) {
-                if (self->state == State::Closed) return;
-                if (ec) return self->close();
-                if (close_after) return self->linger();
-                self->state = State::Head;
-                self->waiting_since = Clock::now();
-                self->arm(self->server.opt.idle_timeout, "");
-                self->advance();
-                if (self->peer_done && (self->state == State::Head || self->state == State::Body))
-                    return self->close_done();
-                self->read();
-            });
+        write_all(std::move(bytes), [self = shared_from_this(),
+                                     close_after](boost::system::error_code ec) {
+            if (self->state == State::Closed) return;
+            if (ec) return self->close();
+            if (close_after) return self->linger();
+            self->state = State::Head;
+            self->progress_at = Clock::now();
+            self->arm(self->server.opt.idle_timeout, "");
+            self->advance();
+            if (self->peer_done && (self->state == State::Head || self->state == State::Body))
+                return self->close_done();
+            self->read();
+        });
     }
 
     // One event of a stream (io thread), after the answer's head for the first; the
@@ -674,13 +685,60 @@ struct Connection : std::enable_shared_from_this<Connection> {
         *bytes += data;
         stream_bytes += bytes->size();
         arm(server.opt.write_timeout, "write timeout");
-        asio::async_write(
-            socket, asio::buffer(*bytes),
-            [self = shared_from_this(), bytes, done](boost::system::error_code ec, size_t) {
-                if (self->state != State::Closed) self->disarm();
-                if (ec) self->close();
-                done(!ec);
-            });
+        writing_event = true;
+        write_all(std::move(bytes),
+                  [self = shared_from_this(), done](boost::system::error_code ec) {
+                      self->writing_event = false;
+                      if (self->state != State::Closed) self->disarm();
+                      if (ec) self->close();
+                      done(!ec);
+                  });
+    }
+
+    // Writes `bytes` whole, then calls done(error); each part the socket takes is progress
+    // (progress_at), so that at the connection cap a client reading its answer slowly is
+    // told from one that does not read it at all. A connection closed meanwhile ends the
+    // write with operation_aborted.
+    template <class Done>
+    void write_all(std::shared_ptr<std::string> bytes, Done done, size_t from = 0) {
+        progress_at = Clock::now();
+        const asio::const_buffer rest(bytes->data() + from, bytes->size() - from);
+        socket.async_write_some(rest,
+                                [self = shared_from_this(), bytes, from, done = std::move(done)](
+                                    boost::system::error_code ec, size_t n) mutable {
+                                    if (!ec && self->state == State::Closed)
+                                        ec = asio::error::operation_aborted;
+                                    if (ec || from + n >= bytes->size()) return done(ec);
+                                    self->write_all(std::move(bytes), std::move(done), from + n);
+                                });
+    }
+
+    // What the connection cap knows of this connection (pick_eviction).
+    EvictionView view() const {
+        using P = EvictionView::Phase;
+        EvictionView v;
+        v.progress = progress_at;
+        switch (state) {
+            case State::Head:
+                v.phase = P::Waiting;
+                break;
+            case State::Body:
+                v.phase = P::Body;
+                break;
+            case State::Write:
+                v.phase = P::Writing;
+                break;
+            case State::Linger:
+            case State::Closed:
+                v.phase = P::Lingering;
+                break;
+            case State::Worker:
+                // A stream blocked on writing an event, or a request whose client has
+                // gone, is no answer being computed for a live client.
+                v.phase = writing_event || (job && job->cancel) ? P::Writing : P::Computing;
+                break;
+        }
+        return v;
     }
 
     // Sends FIN, then drops what the client still sends until it closes or kLinger passes.
@@ -690,6 +748,7 @@ struct Connection : std::enable_shared_from_this<Connection> {
         socket.shutdown(tcp::socket::shutdown_send, ec);
         if (ec) return close();
         state = State::Linger;
+        progress_at = Clock::now();
         in.clear();
         arm(kLinger, "");
         read();
@@ -774,9 +833,9 @@ void HttpServer::Impl::accept() {
             const char* refused = nullptr;
             if (aec)
                 refused = "no peer address";
-            else if (self->per_address[key] >= self->opt.max_connections_per_address)
+            else if (self->per_address[key] >= self->connection_cap(key))
                 refused = "per-client connection cap";
-            else if (self->count >= self->opt.max_connections && !self->evict_oldest_waiting())
+            else if (self->count >= self->opt.max_connections && !self->evict_least_progress())
                 refused = "connection cap, every connection busy";
             if (!refused) {
                 auto conn = std::make_shared<Connection>(*self, std::move(sock), addr);
@@ -793,18 +852,39 @@ void HttpServer::Impl::accept() {
         });
 }
 
-// The connection that has waited longest for a request (idle keep-alive, or its head
-// still arriving) is closed; false when every connection is busy with a request.
-bool HttpServer::Impl::evict_oldest_waiting() {
-    Connection* oldest = nullptr;
-    for (Connection* c : open)
-        if (c->state == Connection::State::Head &&
-            (!oldest || c->waiting_since < oldest->waiting_since))
-            oldest = c;
-    if (!oldest) return false;
-    log_connection(HttpLogEntry::Event::Evicted, oldest->address,
-                   "connection cap: waited longest for a request");
-    oldest->close();
+int pick_eviction(const std::vector<EvictionView>& conns) {
+    using P = EvictionView::Phase;
+    int best = -1;
+    for (size_t i = 0; i < conns.size(); ++i) {
+        const EvictionView& c = conns[i];
+        if (c.phase == P::Computing) continue;
+        if (best < 0) {
+            best = int(i);
+            continue;
+        }
+        const EvictionView& b = conns[size_t(best)];
+        const bool c_lingers = c.phase == P::Lingering, b_lingers = b.phase == P::Lingering;
+        if (c_lingers != b_lingers ? c_lingers : c.progress < b.progress) best = int(i);
+    }
+    return best;
+}
+
+// The connection that has made least progress for longest (pick_eviction) is closed;
+// false when every connection is computing an answer.
+bool HttpServer::Impl::evict_least_progress() {
+    std::vector<Connection*> conns(open.begin(), open.end());
+    std::vector<EvictionView> views;
+    views.reserve(conns.size());
+    for (Connection* c : conns) views.push_back(c->view());
+    const int i = pick_eviction(views);
+    if (i < 0) return false;
+    static const char* const why[] = {
+        "connection cap: waited longest for a request", "connection cap: its body stalled longest",
+        "", "connection cap: its answer unread longest", "connection cap: lingering longest"};
+    Connection* victim = conns[size_t(i)];
+    log_connection(HttpLogEntry::Event::Evicted, victim->address,
+                   why[static_cast<int>(views[size_t(i)].phase)]);
+    victim->close();
     return true;
 }
 

@@ -7,13 +7,16 @@
 // handler may block (a search) without stalling other connections.
 //
 // A connection's life: accept (past the per-address connection cap: refused, closed at
-// once; at the total cap the connection waiting longest for a request, an idle keep-alive
-// one or one whose head is still arriving, is evicted to make room, so that no set of
-// clients holding idle connections keeps others out; refused when every one is busy) -> read a
+// once; a trusted proxy's address has a cap of its own; at the total cap a connection is
+// evicted to make room (pick_eviction: one lingering after its answer first, else the one
+// whose last progress is oldest, in any state but computing an answer), so that no mix of
+// connections, idle, stalled or unread, keeps a new client out; refused when every one is
+// computing) -> read a
 // request head (caps: request line -> 414, head size or header count -> 431, a body over the cap or
 // chunked -> 413, a Transfer-Encoding whose last coding is not chunked -> 400 (RFC 9112 6.3: its
 // length cannot be known), a method other than GET or HEAD -> 405 with Allow; the whole head must
-// arrive within head_timeout of its first byte, an idle keep-alive connection is closed after
+// arrive within head_timeout of its first byte, a body announced within body_timeout of the
+// head's end, an idle keep-alive connection is closed after
 // idle_timeout) -> the handler on a worker, while the io thread keeps reading the socket: when the
 // client resets, the request's cancel flag is set at once; a FIN means no more requests. An
 // HTTP/1.1 client may have shut down only its sending side and read on: before its answer starts it
@@ -23,11 +26,12 @@
 // (which has no interim answers), cancels the request at once (as nginx's 499): a client
 // of either does not half-close. A request cancelled so still has its answer written, to
 // whatever is left to read it -> the
-// answer is written (within write_timeout) -> the next request, which may already be
-// buffered (pipelining: answers in request order, one request at a time); after a FIN,
-// once the requests read are answered, the connection closes. A refusal of the server's
+// answer is written (within write_timeout, the send timeout) -> the next request, which may
+// already be buffered (pipelining: answers in request order, one request at a time); after a
+// FIN, once the requests read are answered, the connection closes. A refusal of the server's
 // own (4xx above) closes the connection after its answer, reading and dropping what the
-// client still sends for a moment so that the client sees the answer rather than a reset.
+// client still sends for a moment (at most a second) so that the client sees the answer
+// rather than a reset.
 #pragma once
 
 #include <atomic>
@@ -111,9 +115,17 @@ struct HttpOptions {
     int max_headers = 64;                          // header fields; past it 431
     size_t max_body = 1024;                        // Content-Length past it 413 (chunked: always)
     std::chrono::milliseconds head_timeout{5000};  // first byte of a head -> its end
+    std::chrono::milliseconds body_timeout{5000};  // a head's end -> the end of its body
     std::chrono::milliseconds idle_timeout{5000};  // keep-alive: answer -> next request
-    std::chrono::milliseconds write_timeout{10000};  // one answer, or one event
-    Headers default_headers;                         // on every answer (security headers)
+    // The send timeout: one answer, or one event, handed whole to the socket within it
+    // (a client that does not read its answers is closed).
+    std::chrono::milliseconds write_timeout{10000};
+    // Peers (numeric addresses, as connection_key gives them) held to
+    // max_connections_per_proxy instead of max_connections_per_address: reverse proxies,
+    // whose connections carry many clients.
+    std::vector<std::string> proxies;
+    int max_connections_per_proxy = 512;
+    Headers default_headers;  // on every answer (security headers)
     // The body of the server's own error answers, application/json.
     std::function<std::string(const std::string& message)> error_body;
     // Called for each request once its answer is handed to the socket (a stream: once it
@@ -151,6 +163,26 @@ class HttpServer {
   private:
     std::shared_ptr<Impl> impl_;
 };
+
+// What the connection cap knows of a connection when it must evict one.
+struct EvictionView {
+    enum class Phase {
+        Waiting,    // for a request: idle keep-alive, or its head arriving
+        Body,       // its head read, its body awaited
+        Computing,  // its answer being computed (a handler runs) for a live client
+        Writing,    // an answer (or a stream's event) being written, or its client gone
+        Lingering,  // answered, closing: what the client still sends is dropped
+    };
+    Phase phase = Phase::Waiting;
+    // Its last progress: accepted, a request's head read, bytes of an answer taken by the
+    // socket, an answer written.
+    std::chrono::steady_clock::time_point progress;
+};
+
+// Which of `conns` the connection cap closes to make room for a new one: a lingering
+// one (its answer is sent) first, the longest lingering; else the one whose last
+// progress is oldest, in any phase but Computing; -1 when every one is computing.
+int pick_eviction(const std::vector<EvictionView>& conns);
 
 // What the per-client connection cap counts by, for a numeric client address: an IPv4
 // address as it is; an IPv4-mapped IPv6 address (::ffff:a.b.c.d) as its IPv4 address; any

@@ -173,10 +173,18 @@ HttpResponse Routes::operator()(const HttpRequest& req, HttpCall& call) {
 }
 
 HttpResponse Routes::answer(const HttpRequest& req, HttpCall& call, const std::string& address) {
-    // HTTP/1.1 requires a Host; an HTTP/1.0 client may send none.
+    // HTTP/1.1 requires a Host; an HTTP/1.0 client may send none. Two are 400 (RFC 9112,
+    // 3.2): which one names the host would be a guess, and a proxy may have guessed the other.
     const std::string* host = req.header("Host");
     if (!host && req.version >= 11) {
         HttpResponse r = json_response(400, error_json("no Host header"));
+        r.close = true;
+        return r;
+    }
+    if (std::count_if(req.headers.begin(), req.headers.end(), [](const auto& h) {
+            return h.first.size() == 4 && strncasecmp(h.first.c_str(), "Host", 4) == 0;
+        }) > 1) {
+        HttpResponse r = json_response(400, error_json("more than one Host header"));
         r.close = true;
         return r;
     }

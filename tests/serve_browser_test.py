@@ -617,12 +617,15 @@ def opening_book(driver, base):
             want[side + str(pit)] = book[child]
         got = {k.rstrip("+#").split("x")[0]: v for k, v in page_values.items()}
         check(got == want, "Kalah(6,4) after '%s': every pit's value is the book's %s" % (moves, want))
+        status = driver.find_element(By.ID, "status").text
+        check("from the opening book" in status and "endgame database" not in status,
+              "Kalah(6,4) after '%s': the status names the opening book: %r" % (moves, status))
         with urllib.request.urlopen(base + "/api/v1/query?" + urllib.parse.urlencode(
                 {"position": pos})) as r:
             obj = json.loads(r.read())
-        check(obj.get("value") == book[pos] and obj.get("nodes") == 0,
-              "Kalah(6,4) after '%s': the API's value is the book's, no node searched (%s, %s)"
-              % (moves, obj.get("value"), obj.get("nodes")))
+        check(obj.get("value") == book[pos] and obj.get("nodes") == 0 and obj.get("source") == "book",
+              "Kalah(6,4) after '%s': the API's value is the book's, no node searched (%s, %s, %s)"
+              % (moves, obj.get("value"), obj.get("nodes"), obj.get("source")))
 
 
 def unknown_within_budget(driver):

@@ -32,17 +32,33 @@ read), each a few seconds long with a canary: a query the opening book answers
   (4) an HTTP/1.0 client leaving: `GET /api/v1/query?pits=6&seeds=6 HTTP/1.0` searching,
       then SHUT_WR: as (3) (the request's budget is 60 s).
 The stop times of (3) and (4) (the FIN to /api/v1/load's searching 0) are printed.
+Then the attacks of 2026-12-07 (issue 76), each on a server of its own with default
+options, each connection opened again as soon as the server closes it, the canary as above
+for SHARE_SECONDS once the server holds 512 of them; each asserts the canary's share
+served (at least 95% of its queries answered 200), not its latency:
+  (5) a body never sent: 16 addresses x 32 connections, 250 opened a second, each a
+      complete head announcing `Content-Length: 1000` and then nothing;
+  (6) answers never read: 64 addresses x 32 connections, 250 opened a second (the
+      issue's script opened 100), each with a 2 KB receive buffer, 80 pipelined
+      `GET /app.js` sent and nothing ever read (a burst of all 2,048 at once is another
+      attack, on the CPU: results/serve.md);
+  (7) refusals lingering: 16 addresses x 32 connections, opened again as fast as they
+      go, each a request the server refuses (PUT: 405), its answer read, and the
+      connection held open after the server's FIN (a byte sent every 0.1 s, which the
+      lingering server drops) until the server resets it.
 The whole test stops by itself within a few minutes (an alarm ends it as a failure).
 
 usage: serve_load_test.py KALAH_BINARY [more `kalah serve` options]
 """
 import atexit
+import collections
 import errno
 import http.client
 import json
 import math
 import os
 import resource
+import select
 import selectors
 import shutil
 import signal
@@ -71,6 +87,8 @@ STREAM_EVENTS = "/api/v1/analysis?" + urllib.parse.urlencode(
     {"position": "4,4,4,4,3,3/4,4,4,4,3,3/0,0/A"})
 HARD5 = "/api/v1/query?pits=6&seeds=5"
 SCENARIO_SECONDS = 4.0
+SHARE_SECONDS = 6.0  # the canary's time in (5)-(7): about 40 queries
+SHARE = 0.95         # the least share of the canary's queries served in (5)-(7)
 failures = []
 figures = []  # (scenario, what) printed again at the end
 
@@ -184,17 +202,22 @@ def percentile(sorted_values, q):
 
 
 class Server:
-    """A `kalah serve` of its own, its JSON log (stderr) read as it comes."""
+    """A `kalah serve` of its own, its JSON log (stderr) read as it comes; or, log_file,
+    written to a file and read when asked (a flood's log is not read while it runs, so
+    that the reader cannot fall behind and hold the server up on a full pipe)."""
 
-    def __init__(self, db, options):
+    def __init__(self, db, options, log_file=None):
+        self.log_file = log_file
         self.proc = subprocess.Popen(
             [KALAH, "serve", "--port", "0", "--db", db, "--tt-mb", "64", *options,
              *sys.argv[2:]],
-            cwd=WORK, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+            cwd=WORK, stdout=subprocess.PIPE,
+            stderr=open(log_file, "w") if log_file else subprocess.PIPE, text=True)
         SERVER.append(self.proc)
         self.log = []  # the JSON objects of the log, in order
         self.reader = threading.Thread(target=self._read_log, daemon=True)
-        self.reader.start()
+        if not log_file:
+            self.reader.start()
         line = self.proc.stdout.readline()
         if "listening on http://" not in line:
             self.proc.kill()
@@ -222,6 +245,9 @@ class Server:
             time.sleep(0.02)
 
     def events(self, event):
+        if self.log_file:
+            with open(self.log_file) as f:
+                return sum(1 for line in f if '"event": "%s"' % event in line)
         return sum(1 for e in list(self.log) if e.get("event") == event)
 
     def load(self):
@@ -253,7 +279,8 @@ class Server:
         except subprocess.TimeoutExpired:
             self.proc.kill()
             code = "killed"
-        self.reader.join(5)
+        if not self.log_file:
+            self.reader.join(5)
         check(code == 0, "%s: server stops cleanly (exit %s)" % (name, code))
 
 
@@ -278,6 +305,23 @@ class Canary:
                 self.errors.append(repr(e))
             self.latencies.append(time.monotonic() - t0)
             self.stop_event.wait(0.15)
+
+    def finish_share(self, name):
+        """Stops; checks that at least SHARE of the canary's queries were answered 200."""
+        self.stop_event.set()
+        self.thread.join(15)
+        lat = sorted(self.latencies)
+        served = len(lat) - len(self.errors)
+        what = "canary %d of %d queries served (%.0f%%)" % (
+            served, len(lat), 100.0 * served / max(1, len(lat)))
+        if lat:
+            what += ": p50 %.1f ms, p99 %.1f ms, max %.1f ms" % (
+                1000 * percentile(lat, 0.5), 1000 * percentile(lat, 0.99), 1000 * lat[-1])
+        print("   %s: %s" % (name, what))
+        figures.append((name, what))
+        check(len(lat) >= 5 and served >= SHARE * len(lat),
+              "%s: at least %.0f%% of the canary's queries answered 200 (%d of %d; not: %s)"
+              % (name, 100 * SHARE, served, len(lat), self.errors[:3]))
 
     def finish(self, name):
         self.stop_event.set()
@@ -343,6 +387,140 @@ def idle_flood(port, addresses, per_address, stop, stats):
     for key in list(sel.get_map().values()):
         key.fileobj.close()
     sel.close()
+
+
+def connection_flood(port, addresses, per_address, payload, mode, rate, stop, stats):
+    """per_address connections from each address, each sending `payload` at once and
+    opened again as soon as the server closes (or resets) it; at most `rate` connections
+    opened a second (None: as fast as they go). mode "never_read": a 2 KB receive buffer,
+    and what the server sends is never read (a close is seen only when it gets through,
+    POLLRDHUP); "read": what it sends is read and dropped, its FIN is its close; "hold": as
+    "read", but after the server's FIN the connection is held open, a byte sent every
+    0.1 s, until the server resets it (its linger over). stats["ready"] is set once as many
+    are open as the server's default cap (512), or all are. Runs until stop."""
+    never_read = mode == "never_read"
+    held = {}  # fd -> when it last sent a byte (mode "hold", after the server's FIN)
+    poller = select.poll()
+    conns = {}  # fd -> [socket, address, bytes of the payload sent]
+    to_open = collections.deque(addr for addr in addresses for _ in range(per_address))
+    closed_mask = select.POLLHUP | select.POLLERR | select.POLLRDHUP
+    full = min(512, len(to_open))
+
+    def open_one(addr):
+        s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        s.setblocking(False)
+        try:
+            if never_read:
+                s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 2048)
+            s.bind((addr, 0))
+            err = s.connect_ex(("127.0.0.1", port))
+            if err not in (0, errno.EINPROGRESS):
+                raise OSError(err, os.strerror(err))
+        except OSError:
+            s.close()
+            to_open.append(addr)  # tried again in turn
+            return
+        # The payload at once, before the server can accept (a loopback connect completes
+        # within the call): the connection is never seen waiting for its request.
+        sent = 0
+        try:
+            sent = s.send(payload)
+        except OSError:
+            pass  # not connected yet: sent when it is (POLLOUT)
+        conns[s.fileno()] = [s, addr, sent]
+        poller.register(s, (0 if sent == len(payload) else select.POLLOUT) | closed_mask |
+                        (0 if never_read else select.POLLIN))
+        stats["opened"] += 1
+        if stats["opened"] >= full:
+            stats["ready"].set()
+
+    def closed(fd):
+        held.pop(fd, None)
+        s, addr, _ = conns.pop(fd)
+        poller.unregister(fd)
+        s.close()
+        stats["closed"] += 1
+        to_open.append(addr)
+
+    t0 = time.monotonic()
+    while not stop.is_set():
+        # Open what the rate allows so far (a bounded number a pass).
+        allowed = len(to_open) if rate is None else int((time.monotonic() - t0) * rate) - stats["opened"]
+        for _ in range(min(allowed, len(to_open), 256)):
+            open_one(to_open.popleft())
+        for fd, ev in poller.poll(0 if to_open else 50):
+            if fd not in conns:
+                continue
+            s = conns[fd][0]
+            if ev & select.POLLIN and not never_read:
+                try:
+                    if s.recv(65536):
+                        continue
+                except BlockingIOError:
+                    continue
+                except OSError:
+                    closed(fd)  # reset by the server
+                    continue
+                if mode == "hold" and not ev & (select.POLLERR | select.POLLHUP):
+                    held[fd] = 0.0  # the server's FIN: held open (POLLERR, POLLHUP only)
+                    poller.modify(fd, 0)
+                else:
+                    closed(fd)  # closed by the server
+                continue
+            if ev & (select.POLLERR | select.POLLHUP) or (ev & closed_mask and fd not in held):
+                closed(fd)
+                continue
+            if ev & select.POLLOUT and conns[fd][2] < len(payload):
+                if s.getsockopt(socket.SOL_SOCKET, socket.SO_ERROR):
+                    closed(fd)
+                    continue
+                try:
+                    conns[fd][2] += s.send(payload[conns[fd][2]:])
+                except BlockingIOError:
+                    continue
+                except OSError:
+                    closed(fd)
+                    continue
+                if conns[fd][2] == len(payload):
+                    poller.modify(fd, closed_mask | (0 if never_read else select.POLLIN))
+        now = time.monotonic()
+        for fd in [fd for fd, t in held.items() if now - t > 0.1]:
+            try:
+                conns[fd][0].send(b"x")  # dropped by a lingering server; reset once closed
+                held[fd] = now
+            except OSError:
+                closed(fd)
+        if to_open and rate is not None:
+            time.sleep(0.005)
+    for s, _, _ in conns.values():
+        s.close()
+
+
+def scenario_share(db, name, n_addresses, payload, mode, rate):
+    """A connection flood (connection_flood) from n_addresses x 32 beside the canary: at
+    least SHARE of the canary's queries served."""
+    server = Server(db, [], os.path.join(WORK, "share.log"))  # default options
+    try:
+        stop = threading.Event()
+        stats = {"opened": 0, "closed": 0, "ready": threading.Event()}
+        addresses = ["127.0.%d.%d" % (6 + i // 250, 1 + i % 250) for i in range(n_addresses)]
+        flood = threading.Thread(target=connection_flood,
+                                 args=(server.port, addresses, 32, payload, mode, rate,
+                                       stop, stats), daemon=True)
+        flood.start()
+        stats["ready"].wait(30)
+        time.sleep(1.0)  # the server holds them
+        canary = Canary(server.port)
+        time.sleep(SHARE_SECONDS)
+        canary.finish_share(name)
+        stop.set()
+        flood.join(15)
+        print("   %s: %d connections opened, %d closed by the server; log: %d evicted, "
+              "%d refused, %d timed out" % (name, stats["opened"], stats["closed"],
+                                            server.events("evicted"), server.events("refused"),
+                                            server.events("timeout")))
+    finally:
+        server.stop(name)
 
 
 def scenario_idle_lockout(db, n_addresses):
@@ -620,6 +798,12 @@ def main():
     scenario_fin(db, "(4) HTTP/1.0 client leaving", ["--budget-ms", "60000"],
                  "GET %s HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n" % HARD, "/api/v1/query",
                  "127.0.5", False)
+    scenario_share(db, "(5) a body never sent, 16 addresses x 32", 16,
+                   b"GET / HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 1000\r\n\r\n", "read", 250)
+    scenario_share(db, "(6) answers never read, 64 addresses x 32", 64,
+                   b"GET /app.js HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n" * 80, "never_read", 250)
+    scenario_share(db, "(7) refusals lingering, 16 addresses x 32", 16,
+                   b"PUT / HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n", "hold", None)
     print("   figures:")
     for name, what in figures:
         print("   %s: %s" % (name, what))

@@ -60,6 +60,25 @@ int connect_to(int port, const char* source = "127.0.0.1") {
     return fd;
 }
 
+// A client socket whose receive buffer is set small before it connects (a client that
+// never reads its answers), or -1.
+int connect_small(int port, const char* source) {
+    const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+    const int small = 2048;
+    setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &small, sizeof small);
+    sockaddr_in from{}, to{};
+    from.sin_family = to.sin_family = AF_INET;
+    inet_pton(AF_INET, source, &from.sin_addr);
+    inet_pton(AF_INET, "127.0.0.1", &to.sin_addr);
+    to.sin_port = htons(static_cast<uint16_t>(port));
+    if (::bind(fd, reinterpret_cast<sockaddr*>(&from), sizeof(from)) != 0 ||
+        ::connect(fd, reinterpret_cast<sockaddr*>(&to), sizeof(to)) != 0) {
+        ::close(fd);
+        return -1;
+    }
+    return fd;
+}
+
 bool send_all(int fd, const std::string& s) {
     size_t sent = 0;
     while (sent < s.size()) {
@@ -136,6 +155,8 @@ struct Fake {
                 std::this_thread::sleep_for(2ms);
             if (call.cancelled()) ++cancelled;
             r.body = "done";
+        } else if (req.path == "/big") {
+            r.body.assign(1 << 20, 'x');  // more than a client that never reads takes
         } else if (req.path == "/slow") {
             ++slow;
             const auto until = std::chrono::steady_clock::now() + 300ms;
@@ -491,6 +512,178 @@ TEST_SUITE("http") {
         }
         for (int fd : idle) ::close(fd);
         CHECK(eventually([&] { return s.server.connections() == 0; }));
+    }
+
+    TEST_CASE("pick_eviction: lingering first, then least progress for longest, never computing") {
+        using P = EvictionView::Phase;
+        const auto t0 = std::chrono::steady_clock::now();
+        auto at = [&](int s) { return t0 + std::chrono::seconds(s); };
+        CHECK(pick_eviction({}) == -1);
+        CHECK(pick_eviction({{P::Computing, at(0)}, {P::Computing, at(1)}}) == -1);
+        // Each phase but Computing can be evicted: the oldest progress goes.
+        CHECK(pick_eviction({{P::Waiting, at(5)}, {P::Body, at(3)}, {P::Writing, at(4)}}) == 1);
+        CHECK(pick_eviction({{P::Waiting, at(5)}, {P::Body, at(6)}, {P::Writing, at(4)}}) == 2);
+        CHECK(pick_eviction({{P::Waiting, at(2)}, {P::Body, at(6)}, {P::Writing, at(4)}}) == 0);
+        // A connection computing an answer is kept however old.
+        CHECK(pick_eviction({{P::Computing, at(0)}, {P::Waiting, at(9)}}) == 1);
+        // A lingering one (its answer sent) before any other, the longest lingering first.
+        CHECK(pick_eviction({{P::Waiting, at(0)},
+                             {P::Lingering, at(8)},
+                             {P::Lingering, at(7)},
+                             {P::Body, at(1)}}) == 2);
+    }
+
+    TEST_CASE("body timeout: a head announcing a body that never comes is closed") {
+        Fake fake;
+        HttpOptions o = small_options();
+        o.head_timeout = 30s;  // only the body's deadline can close it within 20 s
+        o.body_timeout = 200ms;
+        std::mutex log_mu;
+        std::vector<std::string> timeouts;
+        o.log = [&](const HttpLogEntry& e) {
+            std::lock_guard<std::mutex> lock(log_mu);
+            if (e.event == HttpLogEntry::Event::Timeout) timeouts.push_back(e.reason);
+        };
+        TestServer s(o, std::ref(fake));
+        const int fd = connect_to(s.port);
+        REQUIRE(fd >= 0);
+        send_all(fd, "GET /echo HTTP/1.1\r\nHost: x\r\nContent-Length: 10\r\n\r\n");
+        CHECK(read_to_close(fd).empty());
+        ::close(fd);
+        {
+            std::lock_guard<std::mutex> lock(log_mu);
+            CHECK(timeouts == std::vector<std::string>{"body timeout"});
+        }
+        // A body that comes in time: the request is answered.
+        CHECK(status_of(ask(s.port,
+                            "GET /echo HTTP/1.1\r\nContent-Length: 3\r\n"
+                            "Connection: close\r\n\r\nabc")) == 200);
+    }
+
+    TEST_CASE("at the cap a stalled body, an unread answer or a lingering refusal is evicted") {
+        // Each kind of connection that is no answer being computed makes room for a
+        // newcomer at the total cap; the other connection, computing, is kept.
+        enum Kind { StalledBody, Unread, Lingering };
+        for (const Kind kind : {StalledBody, Unread, Lingering}) {
+            CAPTURE(int(kind));
+            Fake fake;
+            HttpOptions o = small_options();
+            o.max_connections = 2;
+            o.max_connections_per_address = 2;
+            o.head_timeout = o.body_timeout = o.idle_timeout = o.write_timeout = 30s;
+            std::mutex log_mu;
+            std::vector<HttpLogEntry> log;
+            o.log = [&](const HttpLogEntry& e) {
+                std::lock_guard<std::mutex> lock(log_mu);
+                log.push_back(e);
+                log.back().request = nullptr;  // not kept past the call
+            };
+            auto evicted = [&] {
+                std::lock_guard<std::mutex> lock(log_mu);
+                std::vector<std::string> out;
+                for (const auto& e : log)
+                    if (e.event == HttpLogEntry::Event::Evicted)
+                        out.push_back(e.client + " " + e.reason);
+                return out;
+            };
+            TestServer s(o, std::ref(fake));
+            const int busy = connect_to(s.port, "127.0.0.2");
+            REQUIRE(busy >= 0);
+            send_all(busy, "GET /wait HTTP/1.1\r\nHost: x\r\n\r\n");
+            CHECK(eventually([&] { return fake.waiting == 1; }));
+            int attacker = -1;
+            std::string why;
+            if (kind == StalledBody) {
+                attacker = connect_to(s.port, "127.0.0.3");
+                REQUIRE(attacker >= 0);
+                send_all(attacker, "GET /echo HTTP/1.1\r\nHost: x\r\nContent-Length: 10\r\n\r\n");
+                why = "connection cap: its body stalled longest";
+            } else if (kind == Unread) {
+                attacker = connect_small(s.port, "127.0.0.3");
+                REQUIRE(attacker >= 0);
+                std::string many;
+                for (int i = 0; i < 8; ++i) many += "GET /big HTTP/1.1\r\nHost: x\r\n\r\n";
+                send_all(attacker, many);
+                why = "connection cap: its answer unread longest";
+            } else {
+                attacker = connect_to(s.port, "127.0.0.3");
+                REQUIRE(attacker >= 0);
+                send_all(attacker, "PUT /echo HTTP/1.1\r\nHost: x\r\n\r\n");
+                CHECK(status_of(read_until(attacker, "}")) == 405);
+                why = "connection cap: lingering longest";
+            }
+            CHECK(eventually([&] { return s.server.connections() == 2; }));
+            // Let the attacker's connection settle into its state (the big answers fill
+            // the socket's buffers; a lingering one lingers for a second, kLinger).
+            if (kind != Lingering) std::this_thread::sleep_for(200ms);
+            const int newcomer = connect_to(s.port, "127.0.0.4");
+            REQUIRE(newcomer >= 0);
+            send_all(newcomer, "GET /echo HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n");
+            CHECK(status_of(read_to_close(newcomer)) == 200);
+            ::close(newcomer);
+            CHECK(evicted() == std::vector<std::string>{"127.0.0.3 " + why});
+            CHECK(fake.cancelled == 0);  // the computing connection was kept
+            ::close(attacker);
+            ::close(busy);
+            CHECK(eventually([&] { return fake.cancelled == 1; }));
+        }
+    }
+
+    TEST_CASE("a send timeout closes a connection whose client does not read its answers") {
+        Fake fake;
+        HttpOptions o = small_options();
+        o.write_timeout = 300ms;
+        o.idle_timeout = 30s;
+        std::atomic<int> write_timeouts{0};
+        o.log = [&](const HttpLogEntry& e) {
+            if (e.event == HttpLogEntry::Event::Timeout && e.reason == "write timeout")
+                ++write_timeouts;
+        };
+        TestServer s(o, std::ref(fake));
+        const int fd = connect_small(s.port, "127.0.0.1");
+        REQUIRE(fd >= 0);
+        std::string many;
+        for (int i = 0; i < 8; ++i) many += "GET /big HTTP/1.1\r\nHost: x\r\n\r\n";
+        send_all(fd, many);
+        CHECK(eventually([&] { return write_timeouts == 1; }));
+        CHECK(eventually([&] { return s.server.connections() == 0; }));
+        ::close(fd);
+    }
+
+    TEST_CASE("a trusted proxy has a connection cap of its own") {
+        Fake fake;
+        HttpOptions o = small_options();
+        o.max_connections_per_address = 1;
+        o.max_connections_per_proxy = 3;
+        o.proxies = {"127.0.0.9"};
+        o.idle_timeout = 30s;
+        TestServer s(o, std::ref(fake));
+        std::vector<int> fds;
+        for (int i = 0; i < 3; ++i) {
+            fds.push_back(connect_to(s.port, "127.0.0.9"));
+            REQUIRE(fds.back() >= 0);
+        }
+        CHECK(eventually([&] { return s.server.connections() == 3; }));
+        for (int fd : fds) {
+            send_all(fd, "GET /echo HTTP/1.1\r\nHost: x\r\n\r\n");
+            CHECK(status_of(read_until(fd, "GET /echo")) == 200);
+        }
+        // Its fourth is past its cap; another address is held to the usual one.
+        const int fourth = connect_to(s.port, "127.0.0.9");
+        REQUIRE(fourth >= 0);
+        send_all(fourth, "GET /echo HTTP/1.1\r\nHost: x\r\n\r\n");
+        CHECK(read_to_close(fourth).empty());
+        ::close(fourth);
+        const int other = connect_to(s.port, "127.0.0.10");
+        REQUIRE(other >= 0);
+        CHECK(eventually([&] { return s.server.connections() == 4; }));
+        const int other2 = connect_to(s.port, "127.0.0.10");
+        REQUIRE(other2 >= 0);
+        send_all(other2, "GET /echo HTTP/1.1\r\nHost: x\r\n\r\n");
+        CHECK(read_to_close(other2).empty());
+        ::close(other2);
+        ::close(other);
+        for (int fd : fds) ::close(fd);
     }
 
     TEST_CASE("a FIN during a stream or an HTTP/1.0 request cancels it; its answer still goes") {

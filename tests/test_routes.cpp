@@ -156,6 +156,17 @@ TEST_SUITE("serve") {
         // HTTP/1.1 needs a Host; HTTP/1.0 may go without.
         CHECK(routes(with("/", {}), call).status == 400);
         CHECK(routes(with("/", {}, 10), call).status == 200);
+        // Two Host headers are 400 (RFC 9112, 3.2), the same name or not, any case, and
+        // the connection closes; under HTTP/1.0 too.
+        for (const Headers& two : {Headers{{"Host", "localhost"}, {"Host", "localhost"}},
+                                   Headers{{"Host", "localhost"}, {"host", "evil.example"}},
+                                   Headers{{"HOST", "evil.example"}, {"Host", "localhost"}}}) {
+            const HttpResponse r = routes(with("/", two), call);
+            CHECK(r.status == 400);
+            CHECK(r.close);
+            CHECK(r.body.find("more than one Host header") != std::string::npos);
+            CHECK(routes(with("/api/v1/load", two, 10), call).status == 400);
+        }
         // The page itself, a program (no Origin, no Sec-Fetch-Site) and a typed-in URL
         // ("none") may use the API; another site's page may not.
         const Headers host = {{"Host", "localhost:8080"}};

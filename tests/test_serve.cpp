@@ -283,6 +283,8 @@ TEST_SUITE("serve") {
                 REQUIRE(j.contains("value"));
                 CHECK(j["value"] == (rule == kalah::Rule::Standard ? 8 : 10));  // results/table.csv
                 CHECK(j["nodes"] == 0);
+                // The page labels it so (web/app.js): from the book, not the database.
+                CHECK(j.value("source", "") == "book");
             }
             // Without the books the same request is a search, unknown within the budget.
             c.books = false;

@@ -772,8 +772,10 @@ function renderStatus() {
             v.value < 0 ? `North wins by ${- v.value}` :
                           'a draw';
         span('value ' + tone(v.value), `value ${signed(v.value)}: ${who} with perfect play`);
-        span('source', v.nodes === 0 ?
-                 ' \u2014 from the endgame database' :
+        // nodes 0: no search; the server names the opening book ("source": "book"),
+        // otherwise the value is the endgame database's (or the game is over).
+        span('source', v.source === 'book' ? ' \u2014 from the opening book' :
+                 v.nodes === 0 ? ' \u2014 from the endgame database' :
                  ` \u2014 searched: ${v.nodes} nodes, ${Number(v.seconds).toFixed(3)} s`);
     }
     note();
