@@ -287,7 +287,7 @@ static void play(const uint8_t* c, int pit, Move* mv) {
     b[pit] = 0;
     int at = pit;
     while (seeds-- > 0) {
-        at = (at + 1) % circuit;
+        if (++at == circuit) at = 0;
         b[at]++;
     }
     int extra = at == M;
@@ -840,6 +840,7 @@ static int check_layer(int s, uint64_t sample, uint64_t seed) {
     for (int t = 0; t <= s; ++t)
         if (!LAYERS[t]) LAYERS[t] = open_layer(t);
     double t0 = now_seconds();
+    const uint64_t decodes0 = (uint64_t)atomic_load(&decodes);
     check_file_checksum(LAYERS[s]);
 
     JOB.s = s;
@@ -923,7 +924,8 @@ static int check_layer(int s, uint64_t sample, uint64_t seed) {
         write_progress();
         printf("layer %d: %" PRIu64 " entries checked (%s of %" PRIu64 "), %.1f s, %" PRIu64
                " blocks decoded, no disagreement\n",
-               s, count, list ? "sample" : "all", size, seconds, (uint64_t)atomic_load(&decodes));
+               s, count, list ? "sample" : "all", size, seconds,
+               (uint64_t)atomic_load(&decodes) - decodes0);
         fflush(stdout);
     }
     for (int t = 0; t < THREADS; ++t) {
