@@ -531,10 +531,10 @@ static const int8_t* pin_block(Layer* L, uint32_t b, ZSTD_DCtx* dctx) {
     } else {
         sl->data = data;
         cache_bytes += block_entries(L, b);
-        evict_locked();
     }
-    sl->refs++;
+    sl->refs++;  // pinned before anything is evicted
     sl->stamp = ++cache_stamp;
+    evict_locked();
     const int8_t* out = sl->data;
     pthread_mutex_unlock(&cache_mu);
     return out;
@@ -1000,7 +1000,7 @@ int main(int argc, char** argv) {
         } else if (strcmp(a, "--threads") == 0) {
             THREADS = (int)parse_u64(a, v, 1, 64);
         } else if (strcmp(a, "--cache-mb") == 0) {
-            CACHE_BYTES = parse_u64(a, v, 1, 1u << 20) << 20;
+            CACHE_BYTES = parse_u64(a, v, 0, 1u << 20) << 20;  // 0: only blocks in use
         } else if (strcmp(a, "--progress") == 0) {
             PROGRESS = v;
         } else if (strcmp(a, "--test-rank-offset") == 0) {

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # checker/verify_db (the independent verifier of layer files, no code shared with kalah):
 #  (1) passes on databases of 4 pits, layers 0..10, both rules, built by kalah build-db with
-#      1024-entry blocks: in full, with one thread and a 1 MiB cache (blocks evicted and
-#      decoded again), sampled, and resumed from its progress file;
+#      1024-entry blocks: in full, with no cache (--cache-mb 0: a block freed when no
+#      thread reads it, decoded again at its next use) on one thread or two, sampled, and
+#      resumed from its progress file;
 #  (2) fails (exit 1, the position named) on a layer rewritten by tests/kdb_edit with its
 #      checksums right: (a) one entry of a position in play changed, (b) a terminal entry
 #      changed, (c) two adjacent entries swapped, and on an index off by one
@@ -44,7 +45,8 @@ run() {
 
 # (1) Intact databases pass.
 for rule in standard empty-capture; do
-    for opts in "" "--threads 1 --cache-mb 1" "--sample 2000 --seed 9"; do
+    for opts in "" "--threads 1 --cache-mb 0" "--cache-mb 0" "--sample 2000 --seed 9" \
+        "--sample 2000 --seed 9 --cache-mb 0"; do
         # shellcheck disable=SC2086
         if run 0 "intact $rule [$opts]" --db "$db" --pits 4 --rule $rule --layers 0..10 $opts; then
             entries=$(grep -o '^layers .*: [0-9]* entries checked' "$tmp/out" | grep -o '[0-9]* entries')
