@@ -5,8 +5,9 @@
 #      thread reads it, decoded again at its next use) on one thread or two, sampled, and
 #      resumed from its progress file;
 #  (2) fails (exit 1, the position named) on a layer rewritten by tests/kdb_edit with its
-#      checksums right: (a) one entry of a position in play changed, (b) a terminal entry
-#      changed, (c) two adjacent entries swapped, and on an index off by one
+#      checksums right: (a) one entry of a position in play changed (kalah verify-db finds
+#      it too: the checksums are right by the project's reader as well), (b) a terminal
+#      entry changed, (c) two adjacent entries swapped, and on an index off by one
 #      (--test-rank-offset 1, the verifier's test switch);
 #  (3) refuses (exit 2, one line on stderr) a damaged block, a wrong header, a truncated
 #      file, a file that is not a layer file and a missing file.
@@ -106,6 +107,10 @@ nv=$((v + 2))
 "$edit" "$f" set $r $nv || fail "kdb_edit set"
 echo "(2a) layer 8 rank $r ($cfg): $v -> $nv"
 expect_disagreement "one entry changed" 8
+# The project's own reader takes the rewritten file's checksums too and finds the same entry.
+"$kalah" verify-db --db "$tmp/bad" --pits 4 --rule standard >"$tmp/kout" 2>&1
+grep -q "entry $r (.*) holds $nv, re-derived $v" "$tmp/kout" ||
+    { fail "kalah verify-db does not see the changed entry alone"; cat "$tmp/kout" >&2; }
 
 # (b) A terminal entry: the last of layer 9 is 0,0,0,0/0,0,0,9 (the mover's row empty), -9.
 fresh
