@@ -839,6 +839,14 @@ static int check_layer(int s, uint64_t sample, uint64_t seed) {
     }
     for (int t = 0; t <= s; ++t)
         if (!LAYERS[t]) LAYERS[t] = open_layer(t);
+    uint64_t working = 0;  // layers 0..s decoded, one byte an entry
+    for (int t = 0; t <= s; ++t) working += LAYERS[t]->entries;
+    if (!list && working > CACHE_BYTES && layer_size(s) > (1u << 20))
+        printf(
+            "layer %d: warning: layers 0..%d decode to %.0f MiB, more than the cache (%.0f "
+            "MiB): a full check decodes blocks again and again (--cache-mb, or --sample)\n",
+            s, s, (double)working / (1 << 20), (double)CACHE_BYTES / (1 << 20));
+    fflush(stdout);
     double t0 = now_seconds();
     const uint64_t decodes0 = (uint64_t)atomic_load(&decodes);
     check_file_checksum(LAYERS[s]);
