@@ -169,6 +169,16 @@ if(TARGET kalah_plain_solver AND KALAH_SANITIZE STREQUAL "")
                    $<TARGET_FILE:kalah_plain_solver>)
   set_tests_properties(plain-solver PROPERTIES TIMEOUT 600)
 endif()
+# checker/verify_db, the independent verifier of layer files, on small databases of both
+# rules built by kalah build-db (passes), then on a layer with one entry changed, a wrong
+# terminal value, two entries swapped and an index off by one (each exit 1, the checksums
+# made right so the values fail), and on damaged, wrong and missing files (exit 2).
+if(TARGET kalah_verify_db AND KALAH_SANITIZE STREQUAL "")
+  add_test(NAME verify-db-independent
+           COMMAND bash ${PROJECT_SOURCE_DIR}/tests/verify_db_test.sh $<TARGET_FILE:kalah>
+                   $<TARGET_FILE:kalah_verify_db> $<TARGET_FILE:kalah_kdb_edit>)
+  set_tests_properties(verify-db-independent PROPERTIES TIMEOUT 300)
+endif()
 
 # `kalah campaign` under mpirun with 1, 2 and 3 ranks, and a rank killed mid-run (exit 77,
 # skipped, where mpirun or the MPI build is absent: CMakeLists.txt, KALAH_MPI). A build
