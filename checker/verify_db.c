@@ -1,6 +1,6 @@
 // verify_db: an independent verifier of the endgame databases' layer files (.kdb).
 //
-// Written from ../shared/rules.md (the rules) and the layer file format of docs/formats.md
+// Written from docs/rules.md (the rules) and the layer file format of docs/formats.md
 // (field by field in db/format.h and db/index.h): it shares no code with the project
 // (nothing from core/, solver/ or db/ is included, linked or copied; only libzstd and
 // pthreads). It reads the layer files with its own reader and its own index, and checks
