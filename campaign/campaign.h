@@ -187,6 +187,9 @@ class Campaign {
     const ProofTree& tree() const { return tree_; }
     // ProofTree::set_leaf_growth: how the choice weighs a job by its seeds.
     void set_leaf_growth(double growth) { tree_.set_leaf_growth(growth); }
+    // ProofTree::set_stickiness and set_engine_order: how the choice keeps to a move.
+    void set_stickiness(double eps) { tree_.set_stickiness(eps); }
+    void set_engine_order(bool on) { tree_.set_engine_order(on); }
     // ProofTree::set_split_above: the static first cut.
     void set_split_above(int seeds) { tree_.set_split_above(seeds); }
     // ProofTree::set_budget_growth: budgets that grow towards the root.

@@ -16,6 +16,16 @@ namespace {
 constexpr uint64_t kInf = std::numeric_limits<uint64_t>::max() / 4;
 uint64_t add_capped(uint64_t a, uint64_t b) { return std::min(kInf, a + b); }
 
+// The solver's static move order (solver/search.cpp, Impl::expand; higher is tried
+// earlier): moves that bank 8 or more seeds without an extra move, then extra moves, then
+// the other moves by what they bank, the pit nearest the store first among equals.
+int static_order(const MoveStep& st, int pit) {
+    if (st.gain >= 8 && !st.extra) return 300 + 8 * st.gain + pit;
+    if (st.extra) return 200 + pit;
+    if (st.gain > 0) return 100 + 8 * st.gain + pit;
+    return pit;
+}
+
 }  // namespace
 
 ProofTree::ProofTree(const CampaignParams& p, const db::Database* db)
@@ -90,6 +100,7 @@ void ProofTree::expand(int i) {
         Edge e;
         e.step = play_step_from_pits(c, pit, params_.rule);
         e.pit = pit;
+        e.order = static_order(e.step, pit);
         if (!e.step.over) {
             e.child = node_of(c.without_stores(), nodes_[i].depth + 1);  // may grow nodes_
             nodes_[e.child].parents.push_back(i);
@@ -156,6 +167,18 @@ void ProofTree::apply(const JobRecord& r) {
     nodes_[i].job_hi = std::min(nodes_[i].job_hi, f.hi);
     if (f.split) expand(i);  // no-op when expanded already; updates otherwise
     update(i);
+    touch(i);
+}
+
+void ProofTree::touch(int start) {
+    std::vector<int> work{start};
+    while (!work.empty()) {
+        const int i = work.back();
+        work.pop_back();
+        if (nodes_[i].touched == applying_) continue;
+        nodes_[i].touched = applying_;
+        work.insert(work.end(), nodes_[i].parents.begin(), nodes_[i].parents.end());
+    }
 }
 
 ProofTree::Numbers ProofTree::numbers(int i, int beta, Memo& memo, InFlight mode) const {
@@ -273,16 +296,33 @@ std::optional<Job> ProofTree::descend(int beta, bool want, InFlight mode) {
             if (in_flight_.count(n.pos.pits_key())) return std::nullopt;
             return Job{n.pos, beta, want, assume_for_, false, job_budget(n.pos)};
         }
-        // The move with the least proof number (the first on a tie).
+        // The move with the least proof number (on a tie, the first in the engine's order,
+        // or in pit order); with stickiness, the move last worked in while its proof number
+        // is within (1 + eps) of that least one.
         uint64_t best = kInf + 1;
-        int next = -1, next_beta = 0;
+        int next = -1, next_beta = 0, next_order = 0;
         bool next_extra = false;
+        uint64_t sticky_pn = kInf;
+        int sticky = -1, sticky_beta = 0;
+        int64_t sticky_touched = -1;
+        bool sticky_extra = false;
         for (const Edge& e : n.edges) {
             if (e.step.over) continue;
             const int b = e.step.child_beta(beta);
             const Numbers c = numbers(e.child, b, memo_, mode);
             const uint64_t pn = e.step.extra ? c.pn : c.dn;
-            if (pn < best) best = pn, next = e.child, next_beta = b, next_extra = e.step.extra;
+            const int order = engine_order_ ? e.order : 0;
+            if (pn < best || (pn == best && order > next_order))
+                best = pn, next = e.child, next_beta = b, next_extra = e.step.extra,
+                next_order = order;
+            const int64_t t = nodes_[e.child].touched;
+            if (pn > 0 && pn < kInf && t > sticky_touched)
+                sticky_touched = t, sticky = e.child, sticky_pn = pn, sticky_beta = b,
+                sticky_extra = e.step.extra;
+        }
+        if (stickiness_ > 0 && sticky >= 0 && sticky != next && best > 0 && best < kInf &&
+            double(sticky_pn) <= double(best) * (1 + stickiness_)) {
+            next = sticky, next_beta = sticky_beta, next_extra = sticky_extra;
         }
         // Assumed answers can prove a question its bounds leave open (only the root's: the
         // descent enters only moves of 0 < pn < inf, whose questions are open); real

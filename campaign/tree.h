@@ -93,6 +93,17 @@ class ProofTree {
     // (towards positions with fewer seeds) before wide. 1 (the default): every job weighs
     // one. Steers select() only; pass_jobs() and proof_numbers() still count jobs.
     void set_leaf_growth(double growth) { leaf_growth_ = growth; }
+    // How the descent orders a node's moves of equal proof number: by the solver's static
+    // move order (captures of 8 or more, extra moves, moves that bank, the rest; the pit
+    // nearest the store first: solver/search.cpp, Impl::expand), the order in which its
+    // alpha-beta search would try them, instead of pit order. On by default.
+    void set_engine_order(bool on) { engine_order_ = on; }
+    // Stickiness (the 1+epsilon trick of Pawlewicz & Lew, 2007): the descent stays in the
+    // move it worked in last (the move whose subtree holds the latest record applied) while
+    // that move's proof number is at most (1 + eps) times the least of the node's moves,
+    // instead of moving to a sibling as soon as a split makes the move heavier. A function
+    // of the journal (record order), so a resumed campaign makes the same choices. 0: off.
+    void set_stickiness(double eps) { stickiness_ = eps; }
     // A static first cut: positions with more seeds in pits than this are split by the
     // manager without a job (solve_tree journals a split record of 0 nodes), for the top
     // of a proof where no job could finish within its budget. Default: no cut.
@@ -188,6 +199,7 @@ class ProofTree {
         MoveStep step;  // the move ends the game (worth step.gain exactly) or leads to child
         int pit = 0;
         int child = -1;
+        int order = 0;  // the solver's static move order (higher: tried earlier)
     };
     struct Node {
         Board pos;
@@ -197,6 +209,7 @@ class ProofTree {
         bool expanded = false;
         int depth = 0;          // least moves from the root (the paths held so far)
         int64_t added_by = -1;  // the record whose split added it (Place)
+        int64_t touched = -1;   // the latest record applied to it or below it (stickiness)
         std::vector<Edge> edges;
         std::vector<int> parents;
     };
@@ -233,6 +246,7 @@ class ProofTree {
     void lower_depth(int i, int depth);  // a shorter path found: lowers i and its subtree
     void expand(int i);
     void update(int i);  // recomputes lo/hi from jobs and moves; propagates to parents
+    void touch(int i);   // marks i and its ancestors as touched by the record being applied
     // Normalises "v >= beta" to the least beta' >= beta of the node's parity.
     static int normal_beta(int seeds, int beta);
     Numbers numbers(int i, int beta, Memo& memo, InFlight mode) const;
@@ -247,6 +261,8 @@ class ProofTree {
     RootFrame frame_;
     const db::Database* db_;
     double leaf_growth_ = 1;
+    bool engine_order_ = true;
+    double stickiness_ = 0;
     int split_above_ = kMaxSeeds;
     double budget_growth_ = 1;
     uint64_t budget_base_ = 0;

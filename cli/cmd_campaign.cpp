@@ -324,6 +324,12 @@ void add_campaign_options(po::options_description& opts, po::options_description
                          "a job's budget is --job-nodes x growth^(its seeds above the "
                          "database): larger jobs towards the root, fewer splits (1: every "
                          "job gets --job-nodes)");
+    expert.add_options()("stickiness", po::value<double>()->default_value(0),
+                         "the choice stays in the move it worked in last while that move's "
+                         "proof number is at most (1 + this) times the least (0: off)");
+    expert.add_options()("pit-order",
+                         "break the choice's ties by pit order (the choice before), not by "
+                         "the solver's move order");
     expert.add_options()("split-above", po::value<int>(),
                          "a static first cut: split positions with more seeds in pits than "
                          "this without running a job (the top of a proof no job finishes)");
@@ -345,6 +351,10 @@ void configure(Campaign& campaign, const po::variables_map& vm, uint64_t job_nod
     const double growth = vm["leaf-growth"].as<double>();
     if (!(growth >= 1 && growth <= 16)) throw InputError("--leaf-growth must be between 1 and 16");
     campaign.set_leaf_growth(growth);
+    const double stick = vm["stickiness"].as<double>();
+    if (!(stick >= 0 && stick <= 1000)) throw InputError("--stickiness must be between 0 and 1000");
+    campaign.set_stickiness(stick);
+    campaign.set_engine_order(!vm.count("pit-order"));
     const double budget_growth = vm["budget-growth"].as<double>();
     if (!(budget_growth >= 1 && budget_growth <= 4))
         throw InputError("--budget-growth must be between 1 and 4");

@@ -31,6 +31,10 @@ TEST_SUITE("campaign") {
                     const Board pos = random_position(rng, m, seeds).without_stores();
                     const int want = bf.pits_value(ref::from_board(pos));
                     ProofTree tree(CampaignParams{m, 10, rule}, nullptr, pos);
+                    // Any choice reaches the value: pit or engine order, with or without
+                    // stickiness.
+                    tree.set_engine_order(rng() % 2);
+                    tree.set_stickiness(double(rng() % 3) * 2);
                     OracleWorkers oracle(bf, rng(), int(rng() % 4));
                     oracle.capacity_ = 1 + int(rng() % 3);  // several jobs in flight, out of order
                     std::vector<JobRecord> records;
@@ -123,6 +127,106 @@ TEST_SUITE("campaign") {
             }
         }
         CHECK(differ > 20);  // positions where the weights change the choice
+    }
+
+    TEST_CASE("engine order: ties go to the move the solver would search first") {
+        // The solver's static order, stated here on its own: a move that banks 8 or more
+        // seeds without an extra move first (more banked first), then extra moves, then
+        // the other moves by what they bank, moves that bank nothing last; among equals the
+        // pit nearest the store (the highest pit) first.
+        auto rank = [](const MoveStep& st, int pit) {
+            if (st.gain >= 8 && !st.extra) return 3000 + 80 * st.gain + pit;
+            if (st.extra) return 2000 + pit;
+            if (st.gain > 0) return 1000 + 80 * st.gain + pit;
+            return pit;
+        };
+        std::mt19937 rng(29);
+        int differ = 0;
+        for (const Rule rule : {Rule::Standard, Rule::EmptyCapture}) {
+            for (int t = 0; t < 300; ++t) {
+                const Board pos = random_position(rng, 5, 8 + int(rng() % 12)).without_stores();
+                for (const bool engine : {true, false}) {
+                    ProofTree tree(CampaignParams{5, 12, rule}, nullptr, pos);
+                    tree.set_engine_order(engine);  // every job weighs one: all moves tie
+                    JobRecord split;
+                    split.kind = JobRecord::Kind::Split;
+                    split.key = pos.pits_key();
+                    tree.apply(split);
+                    const int beta = tree.next_beta(0);
+                    if (tree.decided(beta)) continue;
+                    // The open moves: their child's question is not decided by its bounds.
+                    int want = -1, want_rank = -1, first = -1;
+                    Board want_child, first_child;
+                    for (const int pit : pos.legal_moves()) {
+                        Board c = pos;
+                        const MoveStep st = play_step_from_pits(c, pit, rule);
+                        if (st.over) continue;
+                        c = c.without_stores();
+                        const int cb = round_up(c.seeds_in_pits(), st.child_beta(beta));
+                        const auto [lo, hi] = tree.bounds(c);
+                        if (lo >= cb || hi < cb) continue;
+                        if (first < 0) first = pit, first_child = c;
+                        if (rank(st, pit) > want_rank)
+                            want = pit, want_rank = rank(st, pit), want_child = c;
+                    }
+                    if (want < 0) continue;
+                    const std::optional<Job> job = tree.select(beta);
+                    REQUIRE(job);
+                    INFO(format_position(pos), " beta ", beta, " engine ", engine);
+                    CHECK(job->pos.pits_key() == (engine ? want_child : first_child).pits_key());
+                    differ += engine && want != first;
+                }
+            }
+        }
+        CHECK(differ > 50);  // positions where the engine's order changes the choice
+    }
+
+    TEST_CASE("stickiness: the choice stays in the move it split last") {
+        // After the root's split and a split of the move chosen first, that move weighs
+        // more than its unexpanded siblings: without stickiness the next job goes to a
+        // sibling, with it into the split move's own moves.
+        std::mt19937 rng(31);
+        int moved = 0, stayed = 0;
+        for (const Rule rule : {Rule::Standard, Rule::EmptyCapture}) {
+            for (int t = 0; t < 300; ++t) {
+                const Board pos = random_position(rng, 5, 10 + int(rng() % 12)).without_stores();
+                for (const double eps : {0.0, 1000.0}) {
+                    ProofTree tree(CampaignParams{5, 12, rule}, nullptr, pos);
+                    tree.set_stickiness(eps);
+                    JobRecord split;
+                    split.kind = JobRecord::Kind::Split;
+                    split.key = pos.pits_key();
+                    tree.apply(split);
+                    const int beta = tree.next_beta(0);
+                    if (tree.decided(beta)) continue;
+                    const std::optional<Job> first = tree.select(beta);
+                    REQUIRE(first);
+                    split.key = first->pos.pits_key();
+                    tree.apply(split);
+                    const auto [lo, hi] = tree.bounds(first->pos);
+                    if (tree.decided(beta) || lo >= first->beta || hi < first->beta) continue;
+                    const std::optional<Job> next = tree.select(beta);
+                    REQUIRE(next);
+                    // Is the next job one of the first job's moves?
+                    bool inside = false;
+                    for (const int pit : first->pos.legal_moves()) {
+                        Board c = first->pos;
+                        if (!play_step_from_pits(c, pit, rule).over &&
+                            c.without_stores().pits_key() == next->pos.pits_key())
+                            inside = true;
+                    }
+                    INFO(format_position(pos), " beta ", beta, " eps ", eps);
+                    if (eps > 0) {
+                        CHECK(inside);
+                        stayed += inside;
+                    } else {
+                        moved += !inside;
+                    }
+                }
+            }
+        }
+        CHECK(moved > 50);  // without stickiness the choice left the split move
+        CHECK(stayed > 50);
     }
 
     TEST_CASE("split logic: expanding a position and its exact moves gives its value") {
