@@ -32,8 +32,8 @@ read), each a few seconds long with a canary: a query the opening book answers
   (4) an HTTP/1.0 client leaving: `GET /api/v1/query?pits=6&seeds=6 HTTP/1.0` searching,
       then SHUT_WR: as (3) (the request's budget is 60 s).
 The stop times of (3) and (4) (the FIN to /api/v1/load's searching 0) are printed.
-Then the attacks of 2026-12-07 (issue 76), each on a server of its own with default
-options, each connection opened again as soon as the server closes it, the canary as above
+Then the connection-state attacks (a body never sent, answers never read, refusals
+lingering), each on a server of its own with default options, each connection opened again as soon as the server closes it, the canary as above
 for SHARE_SECONDS once the server holds 512 of them; each asserts the canary's share
 served (at least 95% of its queries answered 200), not its latency:
   (5) a body never sent: 16 addresses x 32 connections, 250 opened a second, each a
