@@ -68,8 +68,8 @@ class Databases {
 
 // A fixed set of solvers, each with its own table (kept between requests of the same
 // m and rule, so a game's positions reuse what earlier requests proved), a bounded queue
-// in front of them, and a watchdog that stops a search when its request's budget is
-// spent.
+// in front of them in turns (serve/turns.h), and a watchdog that stops a search when its
+// request's budget is spent, or a stream's when a one-shot request waits (kStreamHold).
 class SolverPool {
   public:
     struct Slot {
@@ -80,6 +80,9 @@ class SolverPool {
         std::atomic<bool> stop{false};
         const std::atomic<bool>* cancel = nullptr;  // the request's, while busy
         Clock::time_point deadline;
+        bool yields = false;               // a stream's: yields to a waiting one-shot request
+        Clock::time_point since;           // when it was handed to its request
+        std::atomic<bool> yielded{false};  // stopped by the watchdog to yield
     };
 
     SolverPool(const ServeConfig& c, Databases& dbs) : config_(c), dbs_(dbs) {
@@ -105,16 +108,19 @@ class SolverPool {
     }
 
     // Why acquire() gave no solver.
-    enum class Refusal { None, QueueFull, Cancelled, Deadline, Stopping };
+    enum class Refusal { None, QueueFull, Displaced, Cancelled, Deadline, Stopping };
 
     // A solver for (m, rule), its budget's clock (budget_ms) started at the call: the wait
-    // in the queue counts. nullptr, with the reason, when the queue is full, the caller's
-    // `cancel` is set or its budget runs out while it waits, or the server stops. The
-    // waiting requests are served a client at a time in turn (round-robin on `client`:
-    // the client served longest ago first, then the earliest come), so that one client's
-    // requests cannot keep others out of the solvers.
+    // in the queue counts. nullptr, with the reason, when the queue is full of requests
+    // whose clients come before `client` in turn, a request whose client comes before
+    // takes its place while it waits, the caller's `cancel` is set, its budget runs out
+    // while it waits, or the server stops. The waiting requests are served a client at a
+    // time in turn (serve/turns.h: the client answered longest ago first, then the
+    // earliest come), so that neither one client's requests nor a flood from many can
+    // keep a client that asks now and then out of the solvers. A `stream`'s solver is
+    // yielded to a waiting one-shot request once it has held it kStreamHold.
     Slot* acquire(int m, Rule rule, int budget_ms, const std::atomic<bool>* cancel,
-                  const std::string& client, Refusal* refusal) {
+                  const std::string& client, bool stream, Refusal* refusal) {
         *refusal = Refusal::None;
         const auto deadline = Clock::now() + std::chrono::milliseconds(budget_ms);
         std::unique_lock<std::mutex> lock(mu_);
@@ -132,21 +138,35 @@ class SolverPool {
             }
         if (slot && turns_.waiting() == 0) {
             slot->busy = true;
-            turns_.served(client);
+            turns_.answered(client);
         } else {
-            if (int(turns_.waiting()) >= config_.queue) {
+            const Turns::Admission admission = turns_.admit(client, size_t(config_.queue));
+            if (admission.displaced) {
+                // Its waiting thread sees this at its next look (a few milliseconds).
+                displaced_.insert(*admission.displaced);
+                oneshots_.erase(*admission.displaced);
+            }
+            if (!admission.ticket) {
                 *refusal = Refusal::QueueFull;
                 return nullptr;
             }
-            const uint64_t ticket = turns_.push(client);
+            const uint64_t ticket = *admission.ticket;
+            if (!stream) oneshots_.insert(ticket);
             hand_out();
             // The cancel flag is the caller's and nobody notifies on it: looked at every
             // few milliseconds, as the watchdog looks at deadlines.
             auto gone = [&] { return cancel && cancel->load(); };
             auto handed = [&] { return handed_.count(ticket) != 0; };
-            while (!handed() && !shutdown_ && !gone() && Clock::now() < deadline)
+            auto displaced = [&] { return displaced_.count(ticket) != 0; };
+            while (!handed() && !displaced() && !shutdown_ && !gone() && Clock::now() < deadline)
                 free_.wait_until(lock,
                                  std::min(deadline, Clock::now() + std::chrono::milliseconds(5)));
+            oneshots_.erase(ticket);
+            if (displaced()) {
+                displaced_.erase(ticket);
+                *refusal = Refusal::Displaced;
+                return nullptr;
+            }
             if (shutdown_ && handed()) {
                 // Handed a solver as the server stops: no search starts now.
                 handed_[ticket]->busy = false;
@@ -157,12 +177,17 @@ class SolverPool {
                 *refusal = shutdown_ ? Refusal::Stopping
                            : gone()  ? Refusal::Cancelled
                                      : Refusal::Deadline;
+                // A 503 at the budget's end is an answer: the client's turn.
+                if (*refusal == Refusal::Deadline) turns_.answered(client);
                 return nullptr;
             }
             slot = handed_[ticket];
             handed_.erase(ticket);
         }
         slot->stop = false;
+        slot->yielded = false;
+        slot->yields = stream;
+        slot->since = Clock::now();
         slot->cancel = cancel;
         slot->deadline = deadline;
         lock.unlock();
@@ -214,8 +239,10 @@ class SolverPool {
         }
     }
 
-    // Sets a slot's stop flag once its deadline has passed or its request is cancelled;
-    // the search sees it within a few milliseconds (SolverOptions::stop).
+    // Sets a slot's stop flag once its deadline has passed or its request is cancelled,
+    // or, for a stream that has held it kStreamHold, while a one-shot request waits (the
+    // slot marked yielded); the search sees it within a few milliseconds
+    // (SolverOptions::stop).
     void watch() {
         std::unique_lock<std::mutex> lock(mu_);
         // Runs until the pool is destroyed, past stop_all: searches already running keep
@@ -223,9 +250,15 @@ class SolverPool {
         while (watch_) {
             wake_.wait_for(lock, std::chrono::milliseconds(5));
             const auto now = Clock::now();
-            for (auto& s : slots_)
-                if (s->busy && (now >= s->deadline || (s->cancel && s->cancel->load())))
+            for (auto& s : slots_) {
+                if (!s->busy) continue;
+                if (now >= s->deadline || (s->cancel && s->cancel->load())) {
                     s->stop = true;
+                } else if (s->yields && !oneshots_.empty() && now - s->since >= kStreamHold) {
+                    s->yielded = true;
+                    s->stop = true;
+                }
+            }
         }
     }
 
@@ -236,6 +269,8 @@ class SolverPool {
     std::vector<std::unique_ptr<Slot>> slots_;
     Turns turns_;                       // the requests waiting, and whose turn is next
     std::map<uint64_t, Slot*> handed_;  // ticket -> the solver handed to its request
+    std::set<uint64_t> displaced_;      // tickets whose place a later request took
+    std::set<uint64_t> oneshots_;       // tickets of waiting requests that are not streams
     bool shutdown_ = false;
     bool watch_ = true;
     std::thread watchdog_;
@@ -257,9 +292,10 @@ struct Api::Impl {
     // it (or the game is over), or when the work only values the board and its moves
     // (`moves_only`) and the opening book holds them all, a small solver of this thread
     // answers at once (`pooled` false); otherwise one from the pool, under `budget_ms`. A
-    // search stopped at its budget calls `stopped` with its nodes and seconds for the
-    // answer. Every solver consults the board's opening book, if any. `work` is told where
-    // its answer comes from: the database (or a finished game), the book, or a pooled solver.
+    // search stopped at its budget (or, a stream's, to yield its solver: `yields`) calls
+    // `stopped` with its nodes, seconds and why it stopped. Every solver consults the board's
+    // opening book, if any. `work` is told where its answer comes from: the database (or a finished
+    // game), the book, or a pooled solver.
     enum class Source { Database, Book, Solver };
     struct Search {
         const GameRequest& r;
@@ -267,8 +303,9 @@ struct Api::Impl {
         int budget_ms;
         const Caller& caller;
         std::function<ApiReply(Solver&, Source)> work;
-        std::function<ApiReply(uint64_t nodes, double seconds)> stopped;
+        std::function<ApiReply(uint64_t nodes, double seconds, const std::string& reason)> stopped;
         bool moves_only = false;
+        bool yields = false;
     };
     // Whether the book (and the database) value b and each of its moves without a search.
     static bool book_answers(const Book* book, const Board& b, Rule rule, const db::Database* d) {
@@ -298,9 +335,12 @@ struct Api::Impl {
             return done;
         }
         SolverPool::Refusal refusal;
-        SolverPool::Slot* slot =
-            pool.acquire(m, x.r.rule, x.budget_ms, x.caller.cancel, x.caller.client, &refusal);
+        SolverPool::Slot* slot = pool.acquire(m, x.r.rule, x.budget_ms, x.caller.cancel,
+                                              x.caller.client, x.yields, &refusal);
         if (refusal == SolverPool::Refusal::Cancelled) return client_gone();
+        if (refusal == SolverPool::Refusal::Displaced)
+            return reply(503, error_json("busy: a request of a client answered less recently took "
+                                         "this one's place in the queue; try again later"));
         if (refusal == SolverPool::Refusal::Deadline)
             return reply(503, error_json("busy: no solver was free within the budget of " +
                                          std::to_string(x.budget_ms) + " ms; try again later"));
@@ -330,7 +370,11 @@ struct Api::Impl {
                 done = client_gone();
             } else {
                 const double secs = std::chrono::duration<double>(Clock::now() - t0).count();
-                done = x.stopped(slot->solver->stats().nodes - nodes0, secs);
+                const std::string reason = slot->yielded
+                                               ? "yielded the solver to a waiting request after " +
+                                                     std::to_string(int(secs * 1000)) + " ms"
+                                               : within(x.budget_ms);
+                done = x.stopped(slot->solver->stats().nodes - nodes0, secs, reason);
             }
         }
         done.nodes = slot->solver->stats().nodes - nodes0;
@@ -338,11 +382,12 @@ struct Api::Impl {
     }
 
     // The answer of a search stopped at its budget, without bounds (pv, annotate, pie, move).
-    ApiReply unknown(const GameRequest& r, uint64_t nodes, double seconds) const {
+    ApiReply unknown(const GameRequest& r, uint64_t nodes, double seconds,
+                     const std::string& reason) const {
         return reply(200, analysis::json_line({{"position", format_position(r.board)},
                                                {"rule", rule_name(r.rule)},
                                                {"unknown", true},
-                                               {"reason", within(config.budget_ms)},
+                                               {"reason", reason},
                                                {"budget_ms", config.budget_ms},
                                                {"nodes", nodes},
                                                {"seconds", seconds}}));
@@ -355,7 +400,9 @@ struct Api::Impl {
                     const std::function<std::string(Solver&)>& work, bool moves_only = false) {
         return search({r, largest, config.budget_ms, caller,
                        [&](Solver& s, Source) { return reply(200, work(s)); },
-                       [&](uint64_t nodes, double secs) { return unknown(r, nodes, secs); },
+                       [&](uint64_t nodes, double secs, const std::string& reason) {
+                           return unknown(r, nodes, secs, reason);
+                       },
                        moves_only});
     }
 
@@ -370,19 +417,19 @@ struct Api::Impl {
                            if (source == Source::Book) j["source"] = "book";
                            return reply(200, json_line(j));
                        },
-                       [&](uint64_t nodes, double secs) {
+                       [&](uint64_t nodes, double secs, const std::string& reason) {
                            bounds.nodes = nodes;
                            bounds.seconds = secs;
-                           return reply(
-                               200, json_line(query_unknown_fields(bounds, within(config.budget_ms),
-                                                                   config.budget_ms)));
+                           return reply(200, json_line(query_unknown_fields(bounds, reason,
+                                                                            config.budget_ms)));
                        },
                        true});
     }
 
     // The analysis stream (query_stream): a position the database holds, or a finished
-    // game, is one final event; at the stream budget the last event is the unknown
-    // answer with the bounds proven.
+    // game, is one final event; at the stream budget, or when it yields its solver to a
+    // waiting one-shot request (SolverPool::kStreamHold), the last event is the unknown
+    // answer with the bounds proven and why it stopped.
     ApiReply analysis_stream(const GameRequest& r, const Caller& caller, const Api::Emit& emit) {
         // No reader for events (HEAD: the front end has sent the stream's head): no search.
         if (!emit("")) return client_gone();
@@ -406,18 +453,17 @@ struct Api::Impl {
                            }
                            return reply(200, "");
                        },
-                       [&](uint64_t nodes, double secs) {
+                       [&](uint64_t nodes, double secs, const std::string& reason) {
                            // Stopped by its reader (send returned false): nobody to tell.
                            if (reader_gone) return client_gone();
                            bounds.nodes = nodes;
                            bounds.seconds = secs;
                            Json j = {{"event", "unknown"}};
-                           j.update(query_unknown_fields(bounds, within(config.stream_budget_ms),
-                                                         config.stream_budget_ms));
+                           j.update(query_unknown_fields(bounds, reason, config.stream_budget_ms));
                            send(j);
                            return reply(200, "");
                        },
-                       true});
+                       true, true});
     }
 
     ApiReply route(const std::string& name, const std::multimap<std::string, std::string>& raw,

@@ -4,15 +4,18 @@
 //
 // Safety: parameters are checked strictly by the server's own parser (serve/params.h:
 // known names only, once each, printable ASCII, length caps) before anything runs; searches run on
-// a fixed number of solvers apart from the HTTP threads, with a bounded queue in front of them (503
-// when it is full), and every search stops at the request's budget (SolverOptions::stop, set by a
-// watchdog), so a request answers "not known within the budget" instead of holding a solver. A
-// request whose caller gives up (its `cancel` flag set: the client went away) stops its search, or
-// leaves the queue, within a few milliseconds. Positions
-// the database covers are answered at once on the HTTP thread, without a solver.
+// a fixed number of solvers apart from the HTTP threads, with a bounded queue in front of them
+// served a client at a time in turn (503 when it is full of clients answered less recently;
+// serve/turns.h), a stream yielding its solver to a waiting one-shot request, and every search
+// stops at the request's budget (SolverOptions::stop, set by a watchdog), so a request answers "not
+// known within the budget" instead of holding a solver. A request whose caller gives up (its
+// `cancel` flag set: the client went away) stops its search, or leaves the queue, within a few
+// milliseconds. Positions the database covers are answered at once on the HTTP thread, without a
+// solver.
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <cstddef>
 #include <functional>
 #include <map>
@@ -44,6 +47,11 @@ struct ApiReply {
     std::string body;    // one JSON object
     uint64_t nodes = 0;  // searched for it (for the log)
 };
+
+// A stream (Api::stream) holds its solver at least this long before it yields it to a
+// waiting one-shot request (its last event then says so): long enough for its first
+// passes, short beside a request's budget.
+inline constexpr std::chrono::milliseconds kStreamHold{1000};
 
 // Who asks: the caller's cancel flag and the client the solver queue serves in turn.
 struct Caller {

@@ -46,6 +46,16 @@ served (at least 95% of its queries answered 200), not its latency:
       go, each a request the server refuses (PUT: 405), its answer read, and the
       connection held open after the server's FIN (a byte sent every 0.1 s, which the
       lingering server drops) until the server resets it.
+Then the solver's share (default options, a server of its own):
+  (8) a one-request client beside a flood of hard searches: 64 addresses x 2 clients ask
+      Kalah(6,6) from the start over and over (each answer, 503 at once mostly, asked
+      again at once); a client of its own asks Kalah(6,5) (a search past the budget:
+      200 "unknown") ONE_SHOT_TRIES times, one at a time: asserts that at least
+      ONE_SHOT_SHARE of its tries got the solver (200, not 503); the flood's 503s are
+      counted and printed. Before the queue's places went by turn (serve/turns.h), every
+      try was 503.
+Scenarios can be picked: KALAH_LOAD_ONLY=8 (a comma-separated list of numbers, "a" for
+(a)-(c)) runs those alone.
 The whole test stops by itself within a few minutes (an alarm ends it as a failure).
 
 usage: serve_load_test.py KALAH_BINARY [more `kalah serve` options]
@@ -89,6 +99,9 @@ HARD5 = "/api/v1/query?pits=6&seeds=5"
 SCENARIO_SECONDS = 4.0
 SHARE_SECONDS = 6.0  # the canary's time in (5)-(7): about 40 queries
 SHARE = 0.95         # the least share of the canary's queries served in (5)-(7)
+ONE_SHOT_TRIES = 6    # (8): the one-request client's tries, each about a budget (5 s) long
+ONE_SHOT_SHARE = 0.6  # (8): "most tries" get the solver
+ONLY = set(filter(None, os.environ.get("KALAH_LOAD_ONLY", "").split(",")))
 failures = []
 figures = []  # (scenario, what) printed again at the end
 
@@ -629,6 +642,64 @@ def scenario_streams_held(db):
         server.stop(name)
 
 
+def flood_searches(port, address, stop, counts):
+    """HARD again and again from address until stop; counts answers by status."""
+    while not stop.is_set():
+        try:
+            status = get(port, HARD, address, timeout=20)
+            counts[status] = counts.get(status, 0) + 1
+        except (OSError, http.client.HTTPException):
+            counts["error"] = counts.get("error", 0) + 1
+            stop.wait(0.1)
+
+
+def scenario_solver_share(db):
+    name = "(8) one-request client beside 64 x 2 hard searches"
+    server = Server(db, [], os.path.join(WORK, "solver_share.log"))  # default options
+    stop = threading.Event()
+    try:
+        counts = {}
+        flood = [threading.Thread(target=flood_searches,
+                                  args=(server.port, "127.0.10.%d" % (1 + i // 2), stop, counts),
+                                  daemon=True) for i in range(128)]
+        for t in flood:
+            t.start()
+        check(server.wait_load(lambda l: l["searching"] >= 1 and l["waiting"] >= 4, 20) is not None,
+              "%s: the flood holds the solver and fills the queue" % name)
+        got = []
+        for _ in range(ONE_SHOT_TRIES):
+            t0 = time.monotonic()
+            c = http.client.HTTPConnection("127.0.0.1", server.port, timeout=30,
+                                           source_address=("127.0.0.202", 0))
+            try:
+                c.request("GET", HARD5)
+                r = c.getresponse()
+                body = r.read()
+                obj = json.loads(body)
+                got.append((r.status, obj.get("unknown") if r.status == 200 else obj.get("error"),
+                            time.monotonic() - t0))
+            except (OSError, http.client.HTTPException, ValueError) as e:
+                got.append((repr(e), None, time.monotonic() - t0))
+            finally:
+                c.close()
+            time.sleep(0.3)
+        served = sum(1 for g in got if g[0] == 200)
+        secs = sorted(g[2] for g in got)
+        what = ("one-request client %d of %d tries searched (200), statuses %s, %.1f-%.1f s "
+                "a try; flood answers %s" % (served, len(got), [g[:2] for g in got], secs[0],
+                                             secs[-1], dict(sorted(counts.items(), key=str))))
+        print("   %s: %s" % (name, what))
+        figures.append((name, what))
+        check(served >= ONE_SHOT_SHARE * len(got),
+              "%s: at least %.0f%% of the one-request client's tries searched (%d of %d)"
+              % (name, 100 * ONE_SHOT_SHARE, served, len(got)))
+    finally:
+        stop.set()
+        server.stop(name)
+        for t in flood:
+            t.join(25)
+
+
 def close_reading(sock):
     """Closes sock, waking a thread blocked reading it."""
     try:
@@ -739,7 +810,7 @@ SERVER = []
 
 
 def give_up(*_):
-    print("FAIL the load test took over 240 s")
+    print("FAIL the load test took over 280 s")
     for p in SERVER:
         p.kill()
     shutil.rmtree(WORK, ignore_errors=True)
@@ -747,20 +818,8 @@ def give_up(*_):
     os._exit(1)
 
 
-def main():
-    # Stops by itself: past 240 s something hangs, and that is a failure.
-    signal.signal(signal.SIGALRM, give_up)
-    signal.alarm(240)
-    # (1) opens 2048 connections at once.
-    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
-    if soft != resource.RLIM_INFINITY and soft < 8192:
-        resource.setrlimit(resource.RLIMIT_NOFILE,
-                           (8192 if hard == resource.RLIM_INFINITY else min(8192, hard), hard))
-    db = os.path.join(WORK, "db")
-    r = subprocess.run([KALAH, "build-db", "--pits", "3", "--max-seeds", "12", "--db", db, "--quiet"],
-                       cwd=WORK, capture_output=True, text=True, env=dict(os.environ, OMP_NUM_THREADS="1"))
-    if r.returncode != 0:
-        raise SystemExit("build-db failed: " + r.stderr)
+def attacks_abc(db):
+    """(a)-(c) on one server with the 2 s budget."""
     proc = subprocess.Popen([KALAH, "serve", "--port", "0", "--quiet", "--db", db,
                              "--budget-ms", str(int(BUDGET * 1000)), "--tt-mb", "64",
                              *sys.argv[2:]],
@@ -788,22 +847,54 @@ def main():
             proc.kill()
             code = "killed"
         check(code == 0, "server stops cleanly (exit %s)" % code)
+
+
+def main():
+    # Stops by itself: past 280 s something hangs, and that is a failure.
+    signal.signal(signal.SIGALRM, give_up)
+    signal.alarm(280)
+    # (1) opens 2048 connections at once.
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if soft != resource.RLIM_INFINITY and soft < 8192:
+        resource.setrlimit(resource.RLIMIT_NOFILE,
+                           (8192 if hard == resource.RLIM_INFINITY else min(8192, hard), hard))
+    db = os.path.join(WORK, "db")
+
+    def wanted(n):
+        return not ONLY or n in ONLY
+
+    r = subprocess.run([KALAH, "build-db", "--pits", "3", "--max-seeds", "12", "--db", db, "--quiet"],
+                       cwd=WORK, capture_output=True, text=True, env=dict(os.environ, OMP_NUM_THREADS="1"))
+    if r.returncode != 0:
+        raise SystemExit("build-db failed: " + r.stderr)
+    if wanted("a"):
+        attacks_abc(db)
     # The attacks of 2026-12-03, each on a server of its own with its log.
-    scenario_idle_lockout(db, 16)
-    scenario_idle_lockout(db, 64)
-    scenario_streams_held(db)
-    scenario_fin(db, "(3) stream closed with FIN", ["--stream-budget-ms", "60000"],
-                 "GET %s HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n" % STREAM_EVENTS,
-                 "/api/v1/analysis", "127.0.4", True)
-    scenario_fin(db, "(4) HTTP/1.0 client leaving", ["--budget-ms", "60000"],
-                 "GET %s HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n" % HARD, "/api/v1/query",
-                 "127.0.5", False)
-    scenario_share(db, "(5) a body never sent, 16 addresses x 32", 16,
-                   b"GET / HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 1000\r\n\r\n", "read", 250)
-    scenario_share(db, "(6) answers never read, 64 addresses x 32", 64,
-                   b"GET /app.js HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n" * 80, "never_read", 250)
-    scenario_share(db, "(7) refusals lingering, 16 addresses x 32", 16,
-                   b"PUT / HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n", "hold", None)
+    if wanted("1"):
+        scenario_idle_lockout(db, 16)
+        scenario_idle_lockout(db, 64)
+    if wanted("2"):
+        scenario_streams_held(db)
+    if wanted("3"):
+        scenario_fin(db, "(3) stream closed with FIN", ["--stream-budget-ms", "60000"],
+                     "GET %s HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n" % STREAM_EVENTS,
+                     "/api/v1/analysis", "127.0.4", True)
+    if wanted("4"):
+        scenario_fin(db, "(4) HTTP/1.0 client leaving", ["--budget-ms", "60000"],
+                     "GET %s HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n" % HARD, "/api/v1/query",
+                     "127.0.5", False)
+    if wanted("5"):
+        scenario_share(db, "(5) a body never sent, 16 addresses x 32", 16,
+                       b"GET / HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 1000\r\n\r\n",
+                       "read", 250)
+    if wanted("6"):
+        scenario_share(db, "(6) answers never read, 64 addresses x 32", 64,
+                       b"GET /app.js HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n" * 80, "never_read", 250)
+    if wanted("7"):
+        scenario_share(db, "(7) refusals lingering, 16 addresses x 32", 16,
+                       b"PUT / HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n", "hold", None)
+    if wanted("8"):
+        scenario_solver_share(db)
     print("   figures:")
     for name, what in figures:
         print("   %s: %s" % (name, what))

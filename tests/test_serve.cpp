@@ -257,6 +257,85 @@ TEST_SUITE("serve") {
         CHECK(order.size() == 4);
     }
 
+    TEST_CASE("queue: a client that asks now and then gets a flood's place") {
+        ServeConfig c = small_config();
+        c.queue = 2;
+        Api api(c);
+        using kalah::serve::Caller;
+        const Params small = {{"pits", "4"}, {"seeds", "3"}, {"moves", "A1"}};
+        // Clients f and g were answered before (f first); then a one-shot search of h
+        // holds the one solver and f and g fill the queue. (The turns of a flood's
+        // refusals: tests/test_turns.cpp.)
+        CHECK(api.get("query", small, Caller(nullptr, "f")).status == 200);
+        CHECK(api.get("query", small, Caller(nullptr, "g")).status == 200);
+        std::atomic<bool> stop_h{false}, stop_f{false}, stop_g{false};
+        ApiReply h, f, g;
+        std::thread th([&] { h = api.get("query", kHard, Caller(&stop_h, "h")); });
+        wait_for_load(api, 1, 0);
+        std::thread tf([&] { f = api.get("query", kHard, Caller(&stop_f, "f")); });
+        wait_for_load(api, 1, 1);
+        std::thread tg([&] { g = api.get("query", kHard, Caller(&stop_g, "g")); });
+        wait_for_load(api, 1, 2);
+        // Client n, never answered, takes the place of g's waiting request (g was
+        // answered last), which answers 503 at once; n is served first when the solver
+        // is free.
+        ApiReply n;
+        std::thread tn([&] { n = api.get("query", small, Caller(nullptr, "n")); });
+        tg.join();
+        CHECK(g.status == 503);
+        CHECK(error_of(g).find("took this one's place") != std::string::npos);
+        wait_for_load(api, 1, 2);
+        stop_h = true;
+        th.join();
+        CHECK(h.status == 499);
+        tn.join();
+        CHECK(n.status == 200);
+        CHECK(json::parse(n.body).contains("value"));
+        stop_f = true;
+        tf.join();
+        CHECK(f.status == 499);
+        wait_for_load(api, 0, 0);
+    }
+
+    TEST_CASE("stream: yields its solver to a waiting one-shot request") {
+        ServeConfig c = small_config();
+        c.stream_budget_ms = 600 * 1000;
+        c.budget_ms = 60 * 1000;  // the request waits past any hold; without a yield, 503
+        Api api(c);
+        using kalah::serve::Caller;
+        std::atomic<bool> cancel{false};
+        Streamed held;
+        std::thread hold([&] { held = stream(api, kHard, &cancel); });
+        wait_for_load(api, 1, 0);
+        const ApiReply r = api.get("query", {{"pits", "4"}, {"seeds", "3"}, {"moves", "A1"}},
+                                   Caller(nullptr, "other"));
+        CHECK(r.status == 200);
+        CHECK(json::parse(r.body).contains("value"));
+        hold.join();  // ended by itself: the yield
+        CHECK(held.reply.status == 200);
+        REQUIRE(!held.events.empty());
+        const json& last = held.events.back();
+        CHECK(last["event"] == "unknown");
+        CHECK(last["reason"].get<std::string>().find("yielded the solver") != std::string::npos);
+        // A stream does not yield to a waiting stream: the second waits until the first
+        // is cancelled.
+        std::atomic<bool> cancel_a{false}, cancel_b{false};
+        Streamed a, b;
+        std::thread ta([&] { a = stream(api, kHard, &cancel_a); });
+        wait_for_load(api, 1, 0);
+        std::thread tb([&] { b = stream(api, kHard, &cancel_b); });
+        wait_for_load(api, 1, 1);
+        std::this_thread::sleep_for(2 * kalah::serve::kStreamHold);
+        CHECK(api.load().waiting == 1);
+        cancel_a = true;
+        ta.join();
+        CHECK(a.reply.status == 499);
+        wait_for_load(api, 1, 0);
+        cancel_b = true;
+        tb.join();
+        CHECK(b.reply.status == 499);
+    }
+
     TEST_CASE("budget: a search past it answers unknown and frees the solver") {
         ServeConfig c = small_config();
         c.budget_ms = 50;
