@@ -140,7 +140,7 @@ find_program(KALAH_PYTHON3 python3 PATHS /usr/bin NO_DEFAULT_PATH)
 find_program(KALAH_PYTHON3 python3)
 if(KALAH_PYTHON3 AND KALAH_SANITIZE STREQUAL "" AND NOT KALAH_FUZZ)
   add_test(NAME certificate-checker
-           COMMAND ${KALAH_PYTHON3} ${PROJECT_SOURCE_DIR}/tests/test_check_certificate.py)
+           COMMAND ${KALAH_PYTHON3} ${PROJECT_SOURCE_DIR}/checker/test_check_certificate.py)
   set_tests_properties(certificate-checker PROPERTIES TIMEOUT 600 COST 35)
   add_test(NAME certificates
            COMMAND bash ${PROJECT_SOURCE_DIR}/tests/certificates_test.sh $<TARGET_FILE:kalah>

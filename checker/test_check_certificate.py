@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
-"""Tests for scripts/check_certificate.py, the independent certificate checker.
+"""Tests for checker/check_certificate.py, the independent certificate checker.
 
-Run from the repository root:  python3 tests/test_check_certificate.py [-k SUBSTRING] [--big]
+Run from the repository root:  python3 checker/test_check_certificate.py [-k SUBSTRING] [--big]
+(ctest certificate-checker runs it.)
 The last line printed is "N passed, M failed"; the exit status is non-zero on any failure.
 Set CHECKER=/path/to/check_certificate.py to test another copy of the checker.
 
@@ -26,8 +27,8 @@ import zlib
 sys.setrecursionlimit(100000)
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-ROOT = os.path.dirname(HERE)
-CHECKER = os.environ.get("CHECKER", os.path.join(ROOT, "scripts", "check_certificate.py"))
+# The checker beside this file (both in checker/), unless CHECKER names another copy.
+CHECKER = os.environ.get("CHECKER", os.path.join(HERE, "check_certificate.py"))
 
 
 def load_checker():
