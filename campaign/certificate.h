@@ -8,7 +8,7 @@
 // most b (the worth: g for a move that ends the game, g + v(child) after an extra move,
 // g - v(child) otherwise; core/step.h), down to leaves proved by a journal record (a job's
 // search) or read from the endgame database. Everything but the leaves is checked by
-// replaying moves; scripts/check_certificate.py does that with no code of ours, and
+// replaying moves; checker/check_certificate.py does that with no code of ours, and
 // verify-certificate (campaign/verify.h) re-proves the leaves.
 
 #include <cstdint>

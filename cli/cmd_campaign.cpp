@@ -302,7 +302,7 @@ void add_campaign_options(po::options_description& opts, po::options_description
         ("certificate", po::value<std::string>(),
          "write the proof of the root's proven bounds (with --prove, of the answer to the "
          "question) drawn from the journal in --dir to this file, a certificate that "
-         "scripts/check_certificate.py and verify-certificate check (docs/certificate.md), "
+         "checker/check_certificate.py and verify-certificate check (docs/certificate.md), "
          "and exit; --db: the database the campaign used, where the proof rests on it")
         ("cross-check", po::value<double>()->default_value(0),
          "MPI: re-run this fraction F (0..1) of each worker's bound records on another worker "

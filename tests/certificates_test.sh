@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The committed certificates (results/campaign-*/*.kcert): each passes the independent
-# checker (scripts/check_certificate.py, no code shared with the solver) and
+# checker (checker/check_certificate.py, no code shared with the solver) and
 # verify-certificate's own replay, and is what `campaign --certificate` draws from the
 # journal beside it today (byte for byte: a certificate never goes stale). Beside the
 # root campaigns' certificates, those of campaigns rooted at a first turn
@@ -18,7 +18,7 @@ for cert in "$root"/results/campaign-*/*.kcert "$root"/results/campaign-*/turns/
     dir=$(dirname "$cert")
     name=$(basename "$cert")
     ok=1
-    "$python" "$root/scripts/check_certificate.py" --quiet "$cert" || ok=0
+    "$python" "$root/checker/check_certificate.py" --quiet "$cert" || ok=0
     "$kalah" verify-certificate --certificate "$cert" --moves-only --quiet >/dev/null || ok=0
     # win.kcert: the answer to --prove win; value.kcert: the root's bounds.
     prove=()

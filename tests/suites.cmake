@@ -132,15 +132,16 @@ if(KALAH_SERVE)
   set_tests_properties(serve-browser PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT 600 COST 99)
 endif()
 
-# Proof certificates: the independent checker's own tests (its move rule against rules.md's
-# examples and a second simulator, valid certificates of small boards, mutations it must
-# reject), and the committed certificates of results/ through it, through verify-certificate's
-# replay, and against what their journals give today (tests/certificates_test.sh).
+# Proof certificates: the independent checker's own tests (checker/test_check_certificate.py:
+# its move rule against rules.md's examples and a second simulator, valid certificates of
+# small boards, mutations it must reject), and the committed certificates of results/
+# through it, through verify-certificate's replay, and against what their journals give
+# today (tests/certificates_test.sh).
 find_program(KALAH_PYTHON3 python3 PATHS /usr/bin NO_DEFAULT_PATH)
 find_program(KALAH_PYTHON3 python3)
 if(KALAH_PYTHON3 AND KALAH_SANITIZE STREQUAL "" AND NOT KALAH_FUZZ)
   add_test(NAME certificate-checker
-           COMMAND ${KALAH_PYTHON3} ${PROJECT_SOURCE_DIR}/tests/test_check_certificate.py)
+           COMMAND ${KALAH_PYTHON3} ${PROJECT_SOURCE_DIR}/checker/test_check_certificate.py)
   set_tests_properties(certificate-checker PROPERTIES TIMEOUT 600 COST 35)
   add_test(NAME certificates
            COMMAND bash ${PROJECT_SOURCE_DIR}/tests/certificates_test.sh $<TARGET_FILE:kalah>

@@ -43,7 +43,7 @@ for i in range(na):
     assert ra == rb, "record %d differs from the imported one" % i
 PY
         "$kalah" campaign --certificate "$dir/c.kcert" --dir "$d" --db /nonexistent >/dev/null 2>&1
-        "$py" "$src/scripts/check_certificate.py" "$dir/c.kcert" >"$dir/check.txt"
+        "$py" "$src/checker/check_certificate.py" "$dir/c.kcert" >"$dir/check.txt"
         grep -q "^value: Kalah(4,3) under $rule after ${turn//+/} = $value (both bounds proved)" \
             "$dir/check.txt" || { echo "turns: $rule $turn: checker says" >&2; cat "$dir/check.txt" >&2; exit 1; }
         prev=$d

@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
-"""Tests for scripts/check_certificate.py, the independent certificate checker.
+"""Tests for checker/check_certificate.py, the independent certificate checker.
 
-Run from the repository root:  python3 tests/test_check_certificate.py [-k SUBSTRING] [--big]
+Run from the repository root:  python3 checker/test_check_certificate.py [-k SUBSTRING] [--big]
+(ctest certificate-checker runs it.)
 The last line printed is "N passed, M failed"; the exit status is non-zero on any failure.
 Set CHECKER=/path/to/check_certificate.py to test another copy of the checker.
 
@@ -26,8 +27,8 @@ import zlib
 sys.setrecursionlimit(100000)
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-ROOT = os.path.dirname(HERE)
-CHECKER = os.environ.get("CHECKER", os.path.join(ROOT, "scripts", "check_certificate.py"))
+# The checker beside this file (both in checker/), unless CHECKER names another copy.
+CHECKER = os.environ.get("CHECKER", os.path.join(HERE, "check_certificate.py"))
 
 
 def load_checker():
@@ -218,7 +219,6 @@ def generate(m, n, rule, depth, leaf="mix", roots=(">=", "<="), seed=0, max_node
     start = (n,) * (2 * m)
     v = S.value(start)
     recs = {}            # key -> dict(pos, op, b, kind, args(with keys))
-    order = []
     job_counter = [0]
 
     def node(pos, op, b, d):
@@ -601,7 +601,6 @@ def mut_leaf_claim_weakened():
     c = base_cert()
     i = find(c, lambda i, x: x["kind"] in ("db", "job") and x["op"] == ">=" and c.parents(i))
     c.nodes[i]["b"] -= 2
-    p = c.parents(i)[0]
     assert_rejects(c.text(), "node %d" % min(c.parents(i)))
     c = base_cert()
     i = find(c, lambda i, x: x["kind"] in ("db", "job") and x["op"] == "<=" and c.parents(i))
@@ -651,7 +650,7 @@ def mut_child_position_changed():
 def mut_all_missing_a_move():
     c = base_cert()
     i = find(c, lambda i, x: x["kind"] == "all" and len(x["args"]) >= 2)
-    dropped = c.nodes[i]["args"].pop()
+    c.nodes[i]["args"].pop()
     # keep the dropped child reachable if possible, so the 'all' check is what fails
     assert_rejects(c.text(), "node %d" % i)
     # entries in the wrong order (two different children swapped)
@@ -1067,7 +1066,6 @@ def mut_end_mismatch():
     c = generate(3, 3, "standard", None)
     i = find(c, lambda i, x: x["kind"] == "move" and x["args"][1] != "end"
              and len(c.parents(x["args"][1])) == 1 and c.nodes[x["args"][1]]["kind"] != "move")
-    ch = c.nodes[i]["args"][1]
     c.nodes[i]["args"][1] = "end"
     ok, msg = check_inproc(c.text())
     assert not ok

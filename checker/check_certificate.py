@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Independent checker for Kalah proof certificates (.kcert files).
 
-Usage: python3 scripts/check_certificate.py FILE [--leaves] [--json] [--quiet]
+Usage: python3 checker/check_certificate.py FILE [--leaves] [--json] [--quiet]
 
 This program was written from two documents only: docs/rules.md (the rules of
 Kalah(m,n), both capture rules) and docs/certificate.md (the certificate format).  It
