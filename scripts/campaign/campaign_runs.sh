@@ -3,7 +3,7 @@
 # the plain `kalah solve` for the overhead, all single-threaded; then the simulator on the
 # two traces (results/campaign.md, "Kalah(6,5): 1 and 2 workers"). Runs of hours.
 #
-# Usage: scripts/campaign_runs.sh KALAH DB_DIR SCRATCH [RULE]
+# Usage: scripts/campaign/campaign_runs.sh KALAH DB_DIR SCRATCH [RULE]
 #   KALAH    the kalah binary, built with MPI (-DKALAH_MPI=ON) for the two-worker run
 #   DB_DIR   the endgame database directory (--db), the same for every run
 #   SCRATCH  a directory for the results: SCRATCH/6-5-RULE/ must not exist yet
