@@ -6,7 +6,7 @@
 // it journals (written and flushed right after the journal's fsync, not synced itself), and
 // a kill between the two leaves a record without its line. A torn last line is possible;
 // a run that finds the file not ending in a newline ends that line first, so a reader
-// skips one bad line and reads on (scripts/campaign_sim.py does).
+// skips one bad line and reads on (scripts/campaign/campaign_sim.py does).
 //
 // Times are absolute UNIX seconds (system clock at the run's start, then the run's steady
 // clock), so that the lines of several runs (resumes) order on one axis and the gaps

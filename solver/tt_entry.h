@@ -62,7 +62,7 @@ namespace kalah {
 // again. So a probe never uses a torn or half-written entry (it would need 2^24 stores
 // to one bucket during one copy to be fooled), readers never write the cache line, and two
 // stores never interleave. ThreadSanitizer checks that the searches touch the table only
-// through atomics (scripts/tsan.sh; it ignores the fences: results/ci.md).
+// through atomics (scripts/ci/tsan.sh; it ignores the fences: results/ci.md).
 //
 // Either way, the shared calls never grow the table (growth rehashes everything): each
 // thread tallies what its stores did, store_shared() says when the table wants to grow,

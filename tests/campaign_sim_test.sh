@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# scripts/campaign_sim.py on the trace of a real tiny campaign (Kalah(4,4), jobs of 2000
-# nodes, so that there are splits and several passes): the prediction for one worker is
+# scripts/campaign/campaign_sim.py on the trace of a real tiny campaign (Kalah(4,4), jobs of
+# 2000 nodes, so that there are splits and several passes): the prediction for one worker is
 # the measured wall time (C is calibrated on it), speedups lie between 1 and the critical-
 # path bound, the table covers 1..1024 workers; the comparison with a measured trace (two
 # MPI workers when the MPI build and mpirun are there, else the one-worker trace itself);

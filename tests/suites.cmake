@@ -69,7 +69,8 @@ foreach(suite ${KALAH_TEST_SUITES} ${KALAH_EXPERIMENT_SUITES})
       set_tests_properties(${suite} PROPERTIES COST ${CMAKE_MATCH_1})
     endif()
   endforeach()
-  # Under TSan (5-15x slower) the smaller random and brute-force samples of scripts/tsan.sh.
+  # Under TSan (5-15x slower) the smaller random and brute-force samples of
+  # scripts/ci/tsan.sh.
   if(KALAH_SANITIZE STREQUAL "thread")
     set_tests_properties(${suite} PROPERTIES ENVIRONMENT "KALAH_TSAN_QUICK=1;KALAH_QUERIES=40")
   endif()
@@ -147,13 +148,14 @@ if(KALAH_PYTHON3 AND KALAH_SANITIZE STREQUAL "" AND NOT KALAH_FUZZ)
            COMMAND bash ${PROJECT_SOURCE_DIR}/tests/certificates_test.sh $<TARGET_FILE:kalah>
                    ${KALAH_PYTHON3})
   set_tests_properties(certificates PROPERTIES TIMEOUT 300)
-  # scripts/journal_positions.py and scripts/trace_costs.py on a tiny campaign: every
-  # decoded bound record re-tested by query --prove, the per-pass sums against the campaign's.
+  # scripts/campaign/journal_positions.py and scripts/campaign/trace_costs.py on a tiny
+  # campaign: every decoded bound record re-tested by query --prove, the per-pass sums
+  # against the campaign's.
   add_test(NAME trace-scripts
            COMMAND bash ${PROJECT_SOURCE_DIR}/tests/trace_scripts_test.sh $<TARGET_FILE:kalah>
                    ${KALAH_PYTHON3})
   set_tests_properties(trace-scripts PROPERTIES TIMEOUT 300)
-  # scripts/turn_campaigns.sh on Kalah(4,3): every first turn's value as query's, each
+  # scripts/campaign/turn_campaigns.sh on Kalah(4,3): every first turn's value as query's, each
   # journal starting with the one it imported, a rerun adding nothing, each turn's
   # certificate read by the independent checker as the turn's value.
   add_test(NAME turn-campaigns
@@ -213,10 +215,10 @@ if(KALAH_SANITIZE STREQUAL "" AND NOT KALAH_FUZZ)
   add_test(NAME verify-certificate-mpi
            COMMAND bash ${PROJECT_SOURCE_DIR}/tests/mpi_verify_certificate_test.sh ${kalah_mpi_kalah} "${kalah_mpirun}")
   set_tests_properties(verify-certificate-mpi PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT 600)
-  # scripts/campaign_sim.py on the trace of a tiny campaign (two MPI workers as the
+  # scripts/campaign/campaign_sim.py on the trace of a tiny campaign (two MPI workers as the
   # measured point when built with MPI); exit 77 (skipped) without python3.
   add_test(NAME campaign-sim
            COMMAND bash ${PROJECT_SOURCE_DIR}/tests/campaign_sim_test.sh ${kalah_mpi_kalah}
-                   ${PROJECT_SOURCE_DIR}/scripts/campaign_sim.py "${kalah_mpirun}")
+                   ${PROJECT_SOURCE_DIR}/scripts/campaign/campaign_sim.py "${kalah_mpirun}")
   set_tests_properties(campaign-sim PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT 300)
 endif()

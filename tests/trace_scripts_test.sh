@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# scripts/journal_positions.py and scripts/trace_costs.py on a real tiny campaign
+# scripts/campaign/journal_positions.py and scripts/campaign/trace_costs.py on a real tiny campaign
 # (Kalah(5,3) empty-capture, its value, jobs of 1000 nodes so that there are splits and
 # two or more passes):
 # - every bound record journal_positions.py decodes is re-tested by `kalah query --position
@@ -17,7 +17,7 @@ trap 'rm -rf "$dir"' EXIT
 "$kalah" campaign --pits 5 --seeds 3 --rule empty-capture --db /nonexistent --memory-db off \
     --tt-mb 16 --threads 1 --job-nodes 1000 -q --json --dir "$dir/c" >"$dir/c.json" 2>/dev/null
 
-"$py" "$src/scripts/journal_positions.py" "$dir/c/journal.kcj" --trace "$dir/c/trace.csv" \
+"$py" "$src/scripts/campaign/journal_positions.py" "$dir/c/journal.kcj" --trace "$dir/c/trace.csv" \
     >"$dir/records.txt"
 "$py" - "$dir/c.json" "$dir/records.txt" <<'PY'
 import json, sys
@@ -44,7 +44,7 @@ while read -r idx kind beta result seeds nodes pass pos; do
 done <"$dir/records.txt"
 [ "$checked" -ge 20 ] || { echo "only $checked bound records"; exit 1; }
 
-"$py" "$src/scripts/trace_costs.py" "$dir/c/trace.csv" --json >"$dir/costs.json"
+"$py" "$src/scripts/campaign/trace_costs.py" "$dir/c/trace.csv" --json >"$dir/costs.json"
 "$py" - "$dir/c.json" "$dir/costs.json" "$dir/c/trace.csv" <<'PY'
 import csv, json, sys
 run = json.load(open(sys.argv[1])); costs = json.load(open(sys.argv[2]))
@@ -58,7 +58,7 @@ for beta, p in costs.items():
     assert sum(v["split_nodes"] for v in p["by_seeds"].values()) == p["split_nodes"]
     assert p["split_children_cheap"] <= p["split_children_jobs"]
 PY
-"$py" "$src/scripts/trace_costs.py" "$dir/c/trace.csv" >"$dir/costs.txt"
+"$py" "$src/scripts/campaign/trace_costs.py" "$dir/c/trace.csv" >"$dir/costs.txt"
 grep -q "^pass v >= " "$dir/costs.txt"
 
 # turn_costs.py: the first turns of --status, every record charged once (jobs and nodes add
@@ -66,7 +66,7 @@ grep -q "^pass v >= " "$dir/costs.txt"
 turns=$("$kalah" campaign --status --dir "$dir/c" --json --db /nonexistent 2>/dev/null |
     "$py" -c 'import json, sys; print(",".join(t["turn"] for t in json.load(sys.stdin)["turns"]))')
 [ -n "$turns" ] || { echo "no first turns"; exit 1; }
-"$py" "$src/scripts/turn_costs.py" "$dir/c/journal.kcj" "$dir/c/trace.csv" --turns "$turns" \
+"$py" "$src/scripts/campaign/turn_costs.py" "$dir/c/journal.kcj" "$dir/c/trace.csv" --turns "$turns" \
     --kalah "$kalah" --json >"$dir/turns.json"
 "$py" - "$dir/c.json" "$dir/turns.json" "$dir/c/trace.csv" "$turns" <<'PY'
 import csv, json, sys
@@ -86,14 +86,14 @@ PY
 n=$(($(wc -l <"$dir/records.txt") - 1))
 cp "$dir/c/journal.kcj" "$dir/bad.kcj"
 printf '\x07' | dd of="$dir/bad.kcj" bs=1 seek=$((64 + 48 * 2)) conv=notrunc status=none
-m=$("$py" "$src/scripts/journal_positions.py" "$dir/bad.kcj" | tail -n +2 | wc -l)
+m=$("$py" "$src/scripts/campaign/journal_positions.py" "$dir/bad.kcj" | tail -n +2 | wc -l)
 [ "$m" -eq 2 ] || { echo "damaged journal: $m records listed, want 2 (of $n)"; exit 1; }
 # Not a journal, not a trace: one line on stderr, exit 2.
 echo "not a journal" >"$dir/junk"
 for cmd in "journal_positions.py $dir/junk" "trace_costs.py $dir/junk" \
            "journal_positions.py $dir/missing" "trace_costs.py $dir/c/trace.csv --pass 99"; do
     set +e
-    err=$("$py" "$src/scripts/"$cmd 2>&1 >/dev/null)
+    err=$("$py" "$src/scripts/campaign/"$cmd 2>&1 >/dev/null)
     rc=$?
     set -e
     [ "$rc" -eq 2 ] || { echo "$cmd: exit $rc, want 2"; exit 1; }

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# scripts/turn_campaigns.sh on Kalah(4,3), both rules: every first turn (A2 gives an extra
+# scripts/campaign/turn_campaigns.sh on Kalah(4,3), both rules: every first turn (A2 gives an extra
 # move, so its turns are A2+ A1, A2+ A3, A2+ A4) by campaigns rooted at each, chained by
 # --import from the start's campaign:
 # - each turn's value is `kalah query --moves LINE`'s (one guess deliberately wrong: the
@@ -20,7 +20,7 @@ for rule in standard empty-capture; do
     args=(--pits 4 --seeds 3 --rule "$rule" --db /nonexistent --memory-db off --tt-mb 16
           --threads 1 --job-nodes 2000)
     "$kalah" campaign "${args[@]}" -q --dir "$dir/$rule-root" >/dev/null 2>&1
-    NICE=env bash "$src/scripts/turn_campaigns.sh" "$kalah" "$dir/$rule-root" "$dir/$rule" \
+    NICE=env bash "$src/scripts/campaign/turn_campaigns.sh" "$kalah" "$dir/$rule-root" "$dir/$rule" \
         "${turns[@]}" -- "${args[@]}" >"$dir/$rule.out" 2>"$dir/$rule.err" || { cat "$dir/$rule.err" >&2; exit 1; }
     prev=$dir/$rule-root
     while read -r line; do
@@ -50,7 +50,7 @@ PY
     done <"$dir/$rule/summary.txt"
     [ "$(wc -l <"$dir/$rule/summary.txt")" -eq ${#turns[@]} ]
     # Again: nothing new.
-    NICE=env bash "$src/scripts/turn_campaigns.sh" "$kalah" "$dir/$rule-root" "$dir/$rule" \
+    NICE=env bash "$src/scripts/campaign/turn_campaigns.sh" "$kalah" "$dir/$rule-root" "$dir/$rule" \
         "${turns[@]}" -- "${args[@]}" >"$dir/$rule.again" 2>/dev/null
     cmp -s "$dir/$rule.out" "$dir/$rule.again" || { echo "turns: $rule: a second run differs" >&2; exit 1; }
     echo "ok   $rule: $(tr '\n' ';' <"$dir/$rule/summary.txt")"

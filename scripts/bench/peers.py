@@ -22,7 +22,7 @@ count nodes differently: girving/kalah's "nodes searched" leave out the children
 "peeked" at (game over, database, bounds, table cut-off), which this project counts as
 nodes; CMancala counts every node it enters.
 
-Usage: scripts/peers.py [--kalah build/kalah] [--kalah-args '--db-layout lines']
+Usage: scripts/bench/peers.py [--kalah build/kalah] [--kalah-args '--db-layout lines']
                         [--girving BIN --girving-eg FILE]
                         [--kalah-db DIR --girving-db FILE [--girving-db-seeds 24]]
                         [--cmancala BIN] [--seeds 4] [--reps 3] [--only NAME,...]

@@ -8,9 +8,9 @@ with the margin; a tick marks a value equal to the published one, "≠" one that
 scale with the time and the node count written in the cell. The title carries the date,
 solver version and machine the CSV records.
 
-Usage: scripts/plot_table.py [results/table.csv] [results/table.png]
+Usage: scripts/table/plot_table.py [results/table.csv] [results/table.png]
 Needs python3 (standard library) and gnuplot with the pngcairo terminal
-(Debian: apt-get install gnuplot-nox). scripts/reproduce_table.py calls it at its end.
+(Debian: apt-get install gnuplot-nox). scripts/table/reproduce_table.py calls it at its end.
 """
 import csv
 import math
@@ -246,11 +246,11 @@ def plot(csv_path="results/table.csv", out="results/table.png"):
 
 def main():
     here = os.path.dirname(os.path.abspath(__file__))
-    results = os.path.normpath(os.path.join(here, "..", "results"))
+    results = os.path.normpath(os.path.join(here, "..", "..", "results"))
     csv_path = sys.argv[1] if len(sys.argv) > 1 else os.path.join(results, "table.csv")
     out = sys.argv[2] if len(sys.argv) > 2 else os.path.join(results, "table.png")
     if not os.path.exists(csv_path):
-        sys.exit(f"plot_table: no {csv_path} (run scripts/reproduce_table.py)")
+        sys.exit(f"plot_table: no {csv_path} (run scripts/table/reproduce_table.py)")
     why = plot(csv_path, out)
     if why:
         sys.exit(f"plot_table: {why}")

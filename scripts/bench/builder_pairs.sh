@@ -4,12 +4,12 @@
 # line per run with its user and system CPU seconds, wall seconds and peak RSS
 # (/usr/bin/time). results/db.md has the figures.
 #
-# Usage: scripts/builder_pairs.sh KALAH GENERATOR [PAIRS] [K...]
+# Usage: scripts/bench/builder_pairs.sh KALAH GENERATOR [PAIRS] [K...]
 #   KALAH      this project's kalah binary (build/kalah)
 #   GENERATOR  girving/kalah's `generator`, built outside the project (`make generator
 #              CFLAGS="-O3 -funroll-loops -fcommon -fgnu89-inline -w"` in its checkout)
 #   PAIRS      pairs of runs for each K (default 3); K: the top layers (default 20 24)
-# The generator is answered `4` (bits an entry, its default, as scripts/peers.py builds
+# The generator is answered `4` (bits an entry, its default, as scripts/bench/peers.py builds
 # its files), `c K`, `s`, `q`.
 set -euo pipefail
 if [ $# -lt 2 ]; then

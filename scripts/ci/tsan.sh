@@ -4,9 +4,9 @@
 # hostile-file cases): configures a -DKALAH_SANITIZE=thread build in build-tsan, builds
 # the tests and runs them, as .ci/run does. What TSan checks and what it cannot:
 # results/ci.md.
-# Usage: scripts/tsan.sh   (from anywhere; takes a few minutes on 2 cores)
+# Usage: scripts/ci/tsan.sh   (from anywhere; takes a few minutes on 2 cores)
 set -eu
-root=$(cd "$(dirname "$0")/.." && pwd)
+root=$(cd "$(dirname "$0")/../.." && pwd)
 build="$root/build-tsan"
 cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DKALAH_SANITIZE=thread >/dev/null
 cmake --build "$build" -j2 --target kalah_tests kalah_experiment_tests kalah

@@ -7,7 +7,7 @@
 # two passes when it is right. Rerun the same command to resume: a finished turn costs
 # nothing, an interrupted one continues from its journal. Stops at the first failing run.
 #
-# Usage: scripts/turn_campaigns.sh KALAH ROOT_DIR OUT_DIR 'LINE=GUESS' ... -- CAMPAIGN_ARGS...
+# Usage: scripts/campaign/turn_campaigns.sh KALAH ROOT_DIR OUT_DIR 'LINE=GUESS' ... -- CAMPAIGN_ARGS...
 #   KALAH          the kalah binary
 #   ROOT_DIR       the root campaign's directory (read only: its journal is imported)
 #   OUT_DIR        one directory per turn is made here, named after its line ("A1_A3")

@@ -5,7 +5,7 @@ Each cell runs `kalah solve ... --json` with a time budget; a cell over budget i
 unfinished (empty value). Kalah(6,6) is attempted only when --budget-66 is given. Endgame
 databases are built first (or reused) per (m, rule) with `kalah build-db`.
 
-Usage: scripts/reproduce_table.py [--kalah build/kalah] [--budget 600] [--budget-66 SECONDS]
+Usage: scripts/table/reproduce_table.py [--kalah build/kalah] [--budget 600] [--budget-66 SECONDS]
                                   [--db-dir kalah-db] [--deep-db DIR] [--threads N]
                                   [--only M,N,...] [--cells "M,N M,N ..."]
 
@@ -19,10 +19,10 @@ campaign proved (`kalah campaign --status --json`: South's margin in [lower, upp
 as a bound, e.g. `>= +2 W`, with the journal, its nodes and the date as evidence; where the
 campaign proved the value (lower = upper) the cell gets it, checked against the published one. To redraw
 the Kalah(6,6) cells from the journals alone, solving nothing:
-  scripts/reproduce_table.py --cells 6,6 --campaign results/campaign-6-6-standard \
+  scripts/table/reproduce_table.py --cells 6,6 --campaign results/campaign-6-6-standard \
       --campaign results/campaign-6-6-empty-capture
 Needs python3 (standard library only). At its end it draws results/table.png with
-scripts/plot_table.py when gnuplot is installed (Debian: apt-get install gnuplot-nox), and
+scripts/table/plot_table.py when gnuplot is installed (Debian: apt-get install gnuplot-nox), and
 says how to get it when not.
 """
 import argparse
@@ -243,7 +243,7 @@ def main():
     os.replace(csv_path + ".tmp", csv_path)
 
     md_path = os.path.join(args.out, "table.md")
-    this_run = (f"Machine: {machine}. Solver: {version}. Command: `scripts/reproduce_table.py "
+    this_run = (f"Machine: {machine}. Solver: {version}. Command: `scripts/table/reproduce_table.py "
                 f"{' '.join(sys.argv[1:])}`.")
     runs = [this_run]
     if only_cells and os.path.exists(md_path):
@@ -260,7 +260,7 @@ def main():
                 "proof campaign shows the bounds it proved (`>= +2 W`: South wins by at least 2; "
                 "`a..b`: the margin lies in [a, b]), its evidence in the table below.\n")
         f.write("Picture: `table.png`, each rule's values beside the time and nodes of each solve "
-                "(`scripts/plot_table.py`, which this script runs when gnuplot is installed).\n\n")
+                "(`scripts/table/plot_table.py`, which this script runs when gnuplot is installed).\n\n")
         for rule in RULES:
             cells = {(r["pits"], r["seeds"]): r for r in rows if r["rule"] == rule}
             if not cells:

@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # Kalah(6,5) through `kalah campaign` with one worker (in-process) and two MPI workers, and
 # the plain `kalah solve` for the overhead, all single-threaded; then the simulator on the
-# two traces (results/campaign.md, "Kalah(6,5): 1 and 2 workers"). Runs of hours.
+# two traces (results/campaign.md, "Kalah(6,5) both rules, solve against 1 and 2 workers").
+# Runs of hours.
 #
-# Usage: scripts/campaign_runs.sh KALAH DB_DIR SCRATCH [RULE]
+# Usage: scripts/campaign/campaign_runs.sh KALAH DB_DIR SCRATCH [RULE]
 #   KALAH    the kalah binary, built with MPI (-DKALAH_MPI=ON) for the two-worker run
 #   DB_DIR   the endgame database directory (--db), the same for every run
 #   SCRATCH  a directory for the results: SCRATCH/6-5-RULE/ must not exist yet

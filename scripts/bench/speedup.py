@@ -7,7 +7,7 @@ run's search seconds (the database load excluded), the medians, the speedup of t
 medians, and nodes and CPU seconds per thread count. Alternating the runs spreads the
 machine's drift (on a VM, ~10% between half-hours) over both thread counts.
 
-Usage: scripts/speedup.py [--kalah build/kalah] [--db kalah-db] [--threads 2] [--reps 3]
+Usage: scripts/bench/speedup.py [--kalah build/kalah] [--db kalah-db] [--threads 2] [--reps 3]
                           [--only NAME,...]
 Beside each multi-thread run it records the machine's core-to-core round trip (the
 BM_CoreToCoreRoundTrip benchmark of build/kalah_bench, when that was built), measured
@@ -80,7 +80,7 @@ def main():
         pass
     print(f"{datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M} UTC, "
           f"{platform.node()}, nproc {os.cpu_count()}, {cpu}; "
-          f"`scripts/speedup.py --threads {a.threads} --reps {a.reps}`\n")
+          f"`scripts/bench/speedup.py --threads {a.threads} --reps {a.reps}`\n")
     t = a.threads
     print(f"| configuration | T = 1 seconds | T = {t} seconds | T = 1 median | T = {t} median "
           f"| speedup | nodes T = 1 / T = {t} (M) | CPU s T = 1 / T = {t} (medians) "

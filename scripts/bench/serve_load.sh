@@ -1,13 +1,13 @@
 #!/usr/bin/env bash
 # Load figure of `kalah serve` (results/serve.md): requests a second and latency of
 # /api/v1/query for positions the endgame database covers, from wrk on loopback.
-#   bash scripts/serve_load.sh [DB_DIR] [MAX_SEEDS] [SECONDS] [CONNECTIONS]
+#   bash scripts/bench/serve_load.sh [DB_DIR] [MAX_SEEDS] [SECONDS] [CONNECTIONS]
 # Builds DB_DIR (m=6 standard, layers 0..MAX_SEEDS) if it is missing, starts build/kalah
 # serve on a free port, asks for 1000 random positions of m=6 with MAX_SEEDS seeds in pits
 # (a Lua script cycles through them), prints wrk's report, stops the server. Needs wrk
 # (apt-get install wrk).
 set -euo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 db=${1:-/tmp/kalah-serve-load-db}
 k=${2:-16}
 secs=${3:-10}
