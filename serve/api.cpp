@@ -177,8 +177,6 @@ class SolverPool {
                 *refusal = shutdown_ ? Refusal::Stopping
                            : gone()  ? Refusal::Cancelled
                                      : Refusal::Deadline;
-                // A 503 at the budget's end is an answer: the client's turn.
-                if (*refusal == Refusal::Deadline) turns_.answered(client);
                 return nullptr;
             }
             slot = handed_[ticket];

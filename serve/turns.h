@@ -5,10 +5,11 @@
 // arrival): every client's first waiting request before any client's second, and among
 // those the client whose turn is oldest first, then the earliest come. A client's turn is
 // the last time one of its requests was answered by the pool: handed a solver, or refused
-// one (the queue full, its place taken, its budget spent waiting); 0 if never (or
-// forgotten). A flood's clients are answered (refused) again and again, so a client that
-// asks now and then comes before them; when the queue is full, a newcomer takes the place
-// of the waiting request ranked last if it ranks before it.
+// a place in the queue (the queue full, or its place taken); 0 if never (or forgotten). A
+// request whose budget runs out while it waits does not count: a client kept waiting by
+// others' searches is not pushed back for it. A flood's clients are refused again and
+// again, so a client that asks now and then comes before them; when the queue is full, a
+// newcomer takes the place of the waiting request ranked last if it ranks before it.
 // Not thread-safe: the pool calls it under its lock.
 #pragma once
 
@@ -43,8 +44,8 @@ class Turns {
     // The request served now, taken out of the waiting ones; its client is marked
     // answered. nullopt when none waits.
     std::optional<uint64_t> next();
-    // A request of `client` was answered by the pool without waiting (a solver was free
-    // and nobody waited) or after it (refused at its budget's end): its client's turn.
+    // A request of `client` was handed a solver without waiting (a solver was free and
+    // nobody waited): its client's turn.
     void answered(const std::string& client);
     size_t waiting() const { return waiting_.size(); }
 

@@ -51,8 +51,8 @@ Then the solver's share (default options, a server of its own):
       Kalah(6,6) from the start over and over (each answer, 503 at once mostly, asked
       again at once); a client of its own asks Kalah(6,5) (a search past the budget:
       200 "unknown") ONE_SHOT_TRIES times, one at a time: asserts that at least
-      ONE_SHOT_SHARE of its tries got the solver (200, not 503); the flood's 503s are
-      counted and printed. Before the queue's places went by turn (serve/turns.h), every
+      ONE_SHOT_SHARE of its tries got the solver (200, not 503), and the canary's share
+      as in (5)-(7); the flood's 503s are counted and printed. Before the queue's places went by turn (serve/turns.h), every
       try was 503.
 Scenarios can be picked: KALAH_LOAD_ONLY=8 (a comma-separated list of numbers, "a" for
 (a)-(c)) runs those alone.
@@ -666,6 +666,7 @@ def scenario_solver_share(db):
             t.start()
         check(server.wait_load(lambda l: l["searching"] >= 1 and l["waiting"] >= 4, 20) is not None,
               "%s: the flood holds the solver and fills the queue" % name)
+        canary = Canary(server.port)
         got = []
         for _ in range(ONE_SHOT_TRIES):
             t0 = time.monotonic()
@@ -683,6 +684,7 @@ def scenario_solver_share(db):
             finally:
                 c.close()
             time.sleep(0.3)
+        canary.finish_share(name)
         served = sum(1 for g in got if g[0] == 200)
         secs = sorted(g[2] for g in got)
         what = ("one-request client %d of %d tries searched (200), statuses %s, %.1f-%.1f s "
