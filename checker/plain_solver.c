@@ -6,7 +6,7 @@
 // It is meant to be read and believed, not to be fast (checker/README.md).
 //
 //   plain_solver --cert FILE [--db DIR] [--db-max K] [--seconds S] [--cache-mb N]
-//                [--table-mb N] [--no-table] [--leaves ID,ID,...]
+//                [--table-mb N] [--no-table] [--leaves ID,ID,... | --sample] [--part I/N]
 //   plain_solver --position 'a1,..,am/b1,..,bm' --rule R [--db DIR] [--db-max K]
 //                [--seconds S] [--cache-mb N] [--table-mb N] [--no-table]
 //
@@ -17,6 +17,11 @@
 // The value v(p) is the mover's final store minus the opponent's, counting only the seeds
 // now in the pits, under perfect play. search() returns a fail-soft bound:
 //   r <= alpha  =>  v <= r;   r >= beta  =>  v >= r;   alpha < r < beta  =>  v == r.
+//
+// --sample re-proves a random sample of the certificate's leaves that nobody chooses: its
+// seed is the certificate's own crc32 (its last line), its size a tenth of the leaves
+// rounded up and at least 10 (all when fewer); the IDs are printed first. --part I/N keeps
+// the I-th of every N leaves tried (1-based), to split a run over processes.
 //
 // Exit status: 0 no leaf refuted (some may have timed out; the summary says how many),
 // 1 a leaf refuted (named on stderr), 2 bad input, a damaged database file or an internal
@@ -652,8 +657,9 @@ typedef struct {
 } Leaf;
 
 // Reads the whole certificate, checks its magic, crc32 and node lines, and returns its
-// leaves (justification job or db). Sets *m and *rule.
-static Leaf* read_certificate(const char* path, int* m, int* rule, int* leaf_count) {
+// leaves (justification job or db). Sets *m, *rule and *crc (the crc32 line's value).
+static Leaf* read_certificate(const char* path, int* m, int* rule, int* leaf_count,
+                              uint32_t* crc_out) {
     FILE* f = fopen(path, "rb");
     if (!f) die("%s: cannot open: %s", path, strerror(errno));
     size_t cap = 1 << 16, len = 0;
@@ -681,6 +687,7 @@ static Leaf* read_certificate(const char* path, int* m, int* rule, int* leaf_cou
     if (sscanf(text + last, "crc32 %8x%c", &crc, &extra) != 2 || extra != '\n' || len - last != 15)
         die("%s: the last line is not 'crc32 XXXXXXXX'", path);
     if (crc32_ieee(text, last) != crc) die("%s: crc32 mismatch (damaged)", path);
+    *crc_out = (uint32_t)crc;
 
     Leaf* leaves = NULL;
     int leaf_cap = 0, count = 0, line_no = 0;
@@ -722,6 +729,12 @@ static Leaf* read_certificate(const char* path, int* m, int* rule, int* leaf_cou
         } else if (fields == 2 && strcmp(w[0], "leaves") == 0) {
             if (!parse_int(w[1], 0, 100000000, &leaves_declared))
                 die("%s: line %d: bad leaves", path, line_no);
+        } else if (line_no == 4 && fields >= 2 && strcmp(w[0], "line") == 0) {
+            // The moves to the root: the root claims rest on the node lines and the leaves
+            // carry their positions, so only their form is checked here.
+            for (const char* p = line + 5; *p; p++)
+                if (!(*p == ' ' || (*p >= '1' && *p <= '6') || *p == 'A' || *p == 'B'))
+                    die("%s: line %d: bad line '%s'", path, line_no, line + 5);
         } else if (fields == 3 && strcmp(w[0], "root") == 0) {
             // The roots rest on the node lines; only the leaves are searched here.
         } else if (fields >= 5 && strcmp(w[0], "node") == 0) {
@@ -766,10 +779,40 @@ static Leaf* read_certificate(const char* path, int* m, int* rule, int* leaf_cou
     return leaves;
 }
 
+// splitmix64: the sample's random numbers (a fixed, well-known generator, so a sample is
+// the same on every machine).
+static uint64_t splitmix64(uint64_t* state) {
+    uint64_t z = (*state += 0x9E3779B97F4A7C15ull);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return z ^ (z >> 31);
+}
+
+// Marks chosen[i] for the sample of --sample: max(10, ceil(count / 10)) of count leaves
+// (all when count <= 10), by a partial Fisher-Yates shuffle seeded with seed. Returns
+// how many.
+static int choose_sample(int count, uint32_t seed, unsigned char* chosen) {
+    int k = count <= 10 ? count : (count + 9) / 10;
+    if (k < 10 && count > 10) k = 10;
+    int* order = xcalloc((size_t)count + 1, sizeof *order);
+    for (int i = 0; i < count; i++) order[i] = i;
+    uint64_t state = seed;
+    for (int i = 0; i < k; i++) {
+        const int j = i + (int)(splitmix64(&state) % (uint64_t)(count - i));
+        const int t = order[i];
+        order[i] = order[j];
+        order[j] = t;
+        chosen[order[i]] = 1;
+    }
+    free(order);
+    return k;
+}
+
 static _Noreturn void usage(void) {
     fputs(
         "usage: plain_solver --cert FILE [--db DIR] [--db-max K] [--seconds S] [--cache-mb N]\n"
-        "                    [--table-mb N] [--no-table] [--leaves ID,ID,...]\n"
+        "                    [--table-mb N] [--no-table] [--leaves ID,ID,... | --sample]\n"
+        "                    [--part I/N]\n"
         "       plain_solver --position 'a1,..,am/b1,..,bm' --rule R [--db DIR] [--db-max K]\n"
         "                    [--seconds S] [--cache-mb N] [--table-mb N] [--no-table]\n",
         stderr);
@@ -807,8 +850,8 @@ static void reset(Search* S, double seconds) {
 int main(int argc, char** argv) {
     const char *cert = NULL, *position = NULL, *dir = NULL, *rule_text = NULL, *ids = NULL;
     double seconds = 0;
-    long cache_mb = 2048, table_mb = 256, db_max = -1;
-    int use_table = 1;
+    long cache_mb = 2048, table_mb = 256, db_max = -1, part = 1, parts = 1;
+    int use_table = 1, sample = 0;
     for (int i = 1; i < argc; i++) {
         const char* a = argv[i];
         const char* v = i + 1 < argc ? argv[i + 1] : NULL;
@@ -817,10 +860,14 @@ int main(int argc, char** argv) {
             use_table = 0;
             continue;
         }
+        if (strcmp(a, "--sample") == 0) {
+            sample = 1;
+            continue;
+        }
         if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) usage();
-        static const char* const valued[] = {"--cert",     "--position", "--db",
-                                             "--rule",     "--leaves",   "--seconds",
-                                             "--cache-mb", "--table-mb", "--db-max"};
+        static const char* const valued[] = {"--cert",   "--position", "--db",       "--rule",
+                                             "--leaves", "--seconds",  "--cache-mb", "--table-mb",
+                                             "--db-max", "--part"};
         int known = 0;
         for (size_t k = 0; k < sizeof valued / sizeof *valued; k++) known |= !strcmp(a, valued[k]);
         if (!known) die("unknown option '%s' (--help)", a);
@@ -849,19 +896,30 @@ int main(int argc, char** argv) {
         } else if (strcmp(a, "--db-max") == 0) {
             if (!parse_int(v, 0, MAX_SEEDS, &x)) die("bad --db-max '%s'", v);
             db_max = x;
+        } else if (strcmp(a, "--part") == 0) {
+            char *slash = strchr(v, '/'), head[16];
+            if (!slash || slash == v || (size_t)(slash - v) >= sizeof head)
+                die("bad --part '%s' (I/N)", v);
+            memcpy(head, v, (size_t)(slash - v));
+            head[slash - v] = '\0';
+            if (!parse_int(slash + 1, 1, 1000000, &parts) || !parse_int(head, 1, parts, &part))
+                die("bad --part '%s' (I/N, 1 <= I <= N)", v);
         } else {
             die("unknown option '%s' (--help)", a);
         }
     }
     if ((cert != NULL) == (position != NULL)) die("give exactly one of --cert and --position");
+    if (!cert && (sample || ids || parts > 1)) die("--leaves, --sample and --part need --cert");
+    if (sample && ids) die("give at most one of --leaves and --sample");
     init_binomials();
 
     int m = 0, rule = -1, leaf_count = 0;
+    uint32_t crc = 0;
     Leaf* leaves = NULL;
     Leaf single;
     if (cert) {
         if (rule_text) die("--rule comes from the certificate");
-        leaves = read_certificate(cert, &m, &rule, &leaf_count);
+        leaves = read_certificate(cert, &m, &rule, &leaf_count, &crc);
     } else {
         if (!rule_text) die("--position needs --rule standard|empty-capture");
         if (strcmp(rule_text, "standard") == 0)
@@ -909,7 +967,17 @@ int main(int argc, char** argv) {
     if (db.max_seeds > 0) snprintf(layers, sizeof layers, "layers 1..%d", db.max_seeds);
     printf("# plain_solver: %s, Kalah(%d,*) %s, %d leaves, database %s, table %s, %.0f s a leaf\n",
            cert, m, rule_name(rule), leaf_count, layers, use_table ? "on" : "off", seconds);
-    int proved = 0, refuted = 0, timeouts = 0, tried = 0;
+    unsigned char* chosen = NULL;
+    if (sample) {
+        chosen = xcalloc((size_t)leaf_count + 1, 1);
+        const int k = choose_sample(leaf_count, crc, chosen);
+        printf("# sample: seed %08x (the certificate's crc32), %d of %d leaves:", (unsigned)crc, k,
+               leaf_count);
+        for (int i = 0, n = 0; i < leaf_count; i++)
+            if (chosen[i]) printf("%s%ld", n++ ? "," : " ", leaves[i].id);
+        printf("\n");
+    }
+    int proved = 0, refuted = 0, timeouts = 0, tried = 0, listed = 0;
     long first_refuted = -1;
     const double all_start = now_seconds();
     for (int i = 0; i < leaf_count; i++) {
@@ -921,6 +989,8 @@ int main(int argc, char** argv) {
             snprintf(list, sizeof list, ",%s,", ids);
             if (!strstr(list, want)) continue;
         }
+        if (chosen && !chosen[i]) continue;
+        if (listed++ % parts != part - 1) continue;  // another part's
         tried++;
         reset(&S, seconds);
         const double start = now_seconds(), cpu_start = cpu_seconds();
@@ -948,7 +1018,8 @@ int main(int argc, char** argv) {
                cpu_seconds() - cpu_start);
         fflush(stdout);
     }
-    if (ids && tried == 0) die("--leaves '%s' names no leaf of %s", ids, cert);
+    free(chosen);
+    if (ids && listed == 0) die("--leaves '%s' names no leaf of %s", ids, cert);
     printf("summary: %d leaves, %d proved, %d REFUTED, %d timeout, %.1f s, %llu blocks decoded\n",
            tried, proved, refuted, timeouts, now_seconds() - all_start,
            (unsigned long long)db.decodes);

@@ -4,7 +4,9 @@
 #      and with and without a small database (6 pits, layers 0..10, 1024-entry blocks, a
 #      1 MiB block cache so blocks are evicted and decoded again), equal to `kalah query`;
 #  (b) the leaves of certificates that `kalah campaign` writes here all proved, with and
-#      without the table; a leaf's claim made false is REFUTED (exit 1); bad input exit 2;
+#      without the table (one rooted after a line too); --sample's leaves seeded by the
+#      certificate's crc32, a tenth and at least 10; a leaf's claim made false is REFUTED
+#      (exit 1); bad input exit 2;
 #  (c) a layer file with one byte flipped (in a block, in the index) is exit 2 naming the
 #      damage, never a value.
 # Usage: plain_solver_test.sh KALAH PLAIN_SOLVER [POSITIONS]
@@ -92,6 +94,49 @@ for spec in "5 3 empty-capture none" "6 2 standard db" "6 3 empty-capture db" "6
     run_cert "$cert" --db "$dbarg" --no-table
 done
 
+# A certificate of a campaign rooted after a line (its `line` field): every leaf proved.
+dir=$tmp/camp-line
+cert=$tmp/c-line.kcert
+if "$kalah" campaign --pits 6 --seeds 3 --rule standard --moves 'A4 A1' --dir "$dir" \
+    --job-nodes 3000 --db "$db" --threads 1 -q >/dev/null 2>&1 &&
+    "$kalah" campaign --certificate "$cert" --dir "$dir" --db "$db" >/dev/null 2>&1 &&
+    grep -q '^line A4 A1$' "$cert"; then
+    certs+=("$cert")
+    run_cert "$cert" --db "$db"
+else
+    fail "campaign Kalah(6,3) standard after A4 A1"
+fi
+
+# --sample: a sample nobody chooses: seeded by the certificate's crc32, so the same IDs on
+# every run; max(10, ceil(leaves/10)) of the leaves (all when 10 or fewer), each a leaf of
+# the certificate, each tried once; --part 1/2 and 2/2 split it between them.
+for cert in "${certs[@]}"; do
+    all=$(grep -E '^node [0-9]+ [^ ]+ [^ ]+ (job|db)( |$)' "$cert" | awk '{print $2}' | sort -n)
+    n=$(wc -w <<<"$all")
+    want=$n
+    ((n > 10)) && want=$(((n + 9) / 10)) && ((want < 10)) && want=10
+    s1=$("$plain" --cert "$cert" --db "$db" --sample --seconds 60 --table-mb 8 2>&1)
+    s2=$("$plain" --cert "$cert" --db "$db" --sample --seconds 0.000001 --table-mb 8 2>&1)
+    ids1=$(grep '^# sample: ' <<<"$s1" | sed 's/.*leaves: //')
+    ids2=$(grep '^# sample: ' <<<"$s2" | sed 's/.*leaves: //')
+    crc=$(awk '$1 == "crc32" {print $2}' "$cert")
+    tried=$(grep '^leaf ' <<<"$s1" | awk '{print $2}' | sort -n)
+    p1=$("$plain" --cert "$cert" --db "$db" --sample --part 1/2 --seconds 60 --table-mb 8 | grep '^leaf ' | awk '{print $2}')
+    p2=$("$plain" --cert "$cert" --db "$db" --sample --part 2/2 --seconds 60 --table-mb 8 | grep '^leaf ' | awk '{print $2}')
+    if [ -n "$ids1" ] && [ "$ids1" = "$ids2" ] && grep -q "seed $crc " <<<"$s1" &&
+        [ "$(tr ',' '\n' <<<"$ids1" | sort -n)" = "$tried" ] &&
+        [ "$(wc -w <<<"$tried")" -eq "$want" ] &&
+        [ -z "$(comm -23 <(sort <<<"$tried") <(sort <<<"$all"))" ] &&
+        [ "$(printf '%s\n%s\n' "$p1" "$p2" | sort -n)" = "$tried" ] &&
+        [ -z "$(comm -12 <(sort <<<"$p1") <(sort <<<"$p2"))" ] &&
+        grep -q "summary: $want leaves, $want proved, 0 REFUTED" <<<"$s1"; then
+        echo "(b) $(basename "$cert") --sample: $want of $n leaves ($ids1), seed $crc, proved; parts $(wc -w <<<"$p1")+$(wc -w <<<"$p2")"
+    else
+        fail "$(basename "$cert") --sample: want $want of $n leaves; got '$ids1' / '$ids2', tried $(wc -w <<<"$tried"), parts '$p1' '$p2'"
+        echo "$s1" >&2
+    fi
+done
+
 # A leaf's claim made false (its exact value plus 2, or minus 2), the crc32 line rewritten:
 # REFUTED, exit 1, the leaf named.
 crc32() { gzip -c | tail -c8 | od -An -tx4 -N4 | tr -d ' \n'; }
@@ -132,6 +177,14 @@ bad_input "a malformed position" --position 1,2,x/1,2,3 --rule standard
 bad_input "rows of different lengths" --position 1,2,3/1,2 --rule standard
 bad_input "an unknown rule" --position 1,2,3/1,2,3 --rule other
 bad_input "an unknown option" --position 1,2,3/1,2,3 --rule standard --fast
+bad_input "--sample and --leaves" --cert "${certs[0]}" --sample --leaves 1
+bad_input "--sample without --cert" --position 1,2,3/1,2,3 --rule standard --sample
+bad_input "--part 0/2" --cert "${certs[0]}" --sample --part 0/2
+bad_input "--part 3/2" --cert "${certs[0]}" --sample --part 3/2
+bad_input "--part 2" --cert "${certs[0]}" --sample --part 2
+sed 's/^line A4 A1$/line A4 A9/' "$tmp/c-line.kcert" | grep -v '^crc32 ' >"$tmp/line.body"
+{ cat "$tmp/line.body"; echo "crc32 $(crc32 <"$tmp/line.body")"; } >"$tmp/line.kcert"
+bad_input "a malformed line field" --cert "$tmp/line.kcert"
 
 # (c) Damaged layer files (one block a layer here): a byte flipped in layer 10's block,
 # probed at the root (10 seeds) and from a search (13 seeds); a byte flipped in layer 9's
