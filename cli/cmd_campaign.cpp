@@ -324,9 +324,10 @@ void add_campaign_options(po::options_description& opts, po::options_description
                          "a job's budget is --job-nodes x growth^(its seeds above the "
                          "database): larger jobs towards the root, fewer splits (1: every "
                          "job gets --job-nodes)");
-    expert.add_options()("stickiness", po::value<double>()->default_value(0),
+    expert.add_options()("stickiness", po::value<double>()->default_value(16),
                          "the choice stays in the move it worked in last while that move's "
-                         "proof number is at most (1 + this) times the least (0: off)");
+                         "proof number is at most (1 + this) times the least (0: off, the "
+                         "choice before)");
     expert.add_options()("pit-order",
                          "break the choice's ties by pit order (the choice before), not by "
                          "the solver's move order");
