@@ -229,6 +229,16 @@ double time_limit_option(const po::variables_map& vm) {
     return s;
 }
 
+void add_book_option(po::options_description& opts) {
+    opts.add_options()("no-book",
+                       "search every position: do not answer the first plies of Kalah(6,4) "
+                       "and the other boards of data/book/ from the built-in opening books");
+}
+
+const Book* book_option(const po::variables_map& vm, const Board& b, Rule rule) {
+    return vm.count("no-book") ? nullptr : builtin_book_for(b, rule);
+}
+
 void add_output_options(po::options_description& opts) {
     opts.add_options()("json", "print one JSON object")(
         "quiet,q", "no progress lines on stderr (warnings and errors still print)");
@@ -303,7 +313,8 @@ int memory_db_seeds(const po::variables_map& vm, int m, int root_seeds, double m
 }  // namespace
 
 SolverOptions solver_options(const po::variables_map& vm, const std::string& cmd, int m, Rule rule,
-                             int root_seeds, std::unique_ptr<db::Database>& db, bool passes) {
+                             int root_seeds, std::unique_ptr<db::Database>& db, bool passes,
+                             bool booked) {
     SolverOptions o;
     o.tt_mb = checked_tt_mb(vm);
     o.threads = threads_option(vm);
@@ -321,10 +332,11 @@ SolverOptions solver_options(const po::variables_map& vm, const std::string& cmd
         o.heartbeat = [tty](const std::string& s) { print_progress(s, tty); };
     }
     const double memory_gib = db_memory_gib(vm);
-    const int memory_k = memory_db_seeds(vm, m, root_seeds, memory_gib);
+    const int memory_k = memory_db_seeds(vm, m, booked ? 0 : root_seeds, memory_gib);
     // Last: the options are all valid before a line about the database is printed.
     db = open_database(vm, cmd, m, rule,
-                       memory_k >= 0
+                       booked ? "answering from the opening book"
+                       : memory_k >= 0
                            ? "building layers 0.." + std::to_string(memory_k) + " in memory"
                            : "searching without one");
     if (!db && memory_k >= 0) {

@@ -224,10 +224,11 @@ static void errors(void) {
     CHECK(kalah_play(&p, 0, KALAH_RULE_STANDARD, &p, NULL) == KALAH_ERR_POSITION); /* B1 empty */
     CHECK(kalah_start_position(6, 11, &p) == KALAH_ERR_POSITION);                  /* 132 seeds */
 
-    /* A budget that runs out: Kalah(6,4) without a database in 2000 nodes. */
+    /* A budget that runs out: Kalah(6,5) (no built-in book holds it) without a database in
+     * 2000 nodes. */
     {
         kalah_budget budget = {2000, 0};
-        CHECK(kalah_start_position(6, 4, &p) == KALAH_OK);
+        CHECK(kalah_start_position(6, 5, &p) == KALAH_OK);
         CHECK(kalah_value_of(db, &p, KALAH_RULE_STANDARD, &budget, &v) == KALAH_OK);
         CHECK(v.source == KALAH_SOURCE_UNKNOWN);
         budget.time_limit_seconds = -1;
@@ -235,6 +236,40 @@ static void errors(void) {
     }
     kalah_close(db);
     kalah_close(NULL);
+}
+
+/* Kalah(6,4)'s first plies from the opening books built into the library, with a 1-node
+ * budget and a database of other pit counts: the published start values (reference-values.md)
+ * and every first move's, KALAH_SOURCE_BOOK, no node searched; each move's value is the value
+ * of the position it leads to, and the best is the start's. */
+static void books(kalah_db* db) {
+    static const kalah_rule rules[2] = {KALAH_RULE_STANDARD, KALAH_RULE_EMPTY_CAPTURE};
+    static const int published[2] = {8, 10};
+    kalah_budget budget = {1, 0};
+    kalah_position start, after;
+    kalah_value v, w;
+    kalah_move_value mv[KALAH_MAX_PITS];
+    kalah_source source;
+    int r, i, count = 0, best[KALAH_MAX_PITS], nbest = 0;
+    CHECK(kalah_start_position(6, 4, &start) == KALAH_OK);
+    for (r = 0; r < 2; ++r) {
+        CHECK(kalah_value_of(db, &start, rules[r], &budget, &v) == KALAH_OK);
+        CHECK(v.source == KALAH_SOURCE_BOOK);
+        CHECK(v.value == published[r]);
+        CHECK(v.nodes == 0);
+        CHECK(kalah_move_values(db, &start, rules[r], &budget, mv, &count) == KALAH_OK);
+        CHECK(count == 6);
+        for (i = 0; i < count; ++i) {
+            CHECK(mv[i].value.source == KALAH_SOURCE_BOOK);
+            CHECK(kalah_play(&start, mv[i].pit, rules[r], &after, NULL) == KALAH_OK);
+            CHECK(kalah_value_of(db, &after, rules[r], &budget, &w) == KALAH_OK);
+            CHECK(w.source == KALAH_SOURCE_BOOK && w.value == mv[i].value.value);
+        }
+        CHECK(mv[0].value.value == published[r]);
+        CHECK(kalah_best_moves(db, &start, rules[r], &budget, best, &nbest, &source) == KALAH_OK);
+        CHECK(source == KALAH_SOURCE_BOOK);
+        CHECK(nbest >= 1);
+    }
 }
 
 /* A copy of the database in dir with layer 12 of 4 pits, standard, changed as `how` says
@@ -601,6 +636,7 @@ int main(int argc, char** argv) {
     if (db) {
         game(db, KALAH_RULE_STANDARD, "standard", 6);
         game(db, KALAH_RULE_EMPTY_CAPTURE, "empty-capture", 8);
+        books(db);
         kalah_close(db);
     }
     threads(dir);

@@ -2,6 +2,8 @@
  *
  * A handle opens one endgame database directory (made by `kalah build-db`; any pit counts,
  * any layers, both rules) and values positions:
+ *   - exactly from an opening book built into the library when it holds the position (the
+ *     first plies of Kalah(6,4): source KALAH_SOURCE_BOOK, whatever the directory holds),
  *   - exactly from the database when it holds the position (source KALAH_SOURCE_DATABASE),
  *   - otherwise by a proven search (MTD(f), exact) that probes the database, within a node
  *     and/or time budget: KALAH_SOURCE_SEARCH when it finished, KALAH_SOURCE_UNKNOWN when
@@ -69,7 +71,9 @@ typedef enum kalah_rule {
 typedef enum kalah_source {
     KALAH_SOURCE_DATABASE = 0, /* exact: read from the database (or the game is over) */
     KALAH_SOURCE_SEARCH = 1,   /* exact: proven by a search within the budget */
-    KALAH_SOURCE_UNKNOWN = 2   /* the budget ran out: no value */
+    KALAH_SOURCE_UNKNOWN = 2,  /* the budget ran out: no value */
+    KALAH_SOURCE_BOOK = 3      /* exact: from an opening book built into the library (the
+                                * first plies of Kalah(6,4), data/book/), at once */
 } kalah_source;
 
 /* A position: rows as in rules.md (A1..Am from South's left, B1..Bm from North's left). */
