@@ -8,7 +8,9 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <filesystem>
 #include <iostream>
+#include <system_error>
 
 #include "analysis/reports.h"
 #include "db/database.h"
@@ -195,11 +197,20 @@ db::Database::Layout db_layout(const po::variables_map& vm) {
     throw InputError("--db-layout must be auto, raw, packed, mapped or lines, not '" + name + "'");
 }
 
+void check_db_dir(const std::string& dir) {
+    std::error_code ec;
+    const auto st = std::filesystem::status(dir, ec);
+    if (std::filesystem::exists(st) && !std::filesystem::is_directory(st))
+        throw InputError("--db " + dir +
+                         ": not a directory (an endgame database is a directory of layer files)");
+}
+
 std::unique_ptr<db::Database> open_database(const po::variables_map& vm, const std::string& cmd,
                                             int m, Rule rule, const std::string& otherwise) {
     if (!vm.count("db")) return nullptr;
     db::OpenRequest r;
     r.dir = vm["db"].as<std::string>();
+    check_db_dir(r.dir);
     r.m = m;
     r.rule = rule;
     r.memory_bytes = static_cast<size_t>(db_memory_gib(vm) * double(1ull << 30));

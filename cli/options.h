@@ -61,6 +61,9 @@ size_t checked_tt_mb(const boost::program_options::variables_map& vm);
 // --db DIR (default kDefaultDbDir, or none when use_default_dir is false) and
 // --db-memory-gb G (GiB).
 void add_db_options(boost::program_options::options_description& opts, bool use_default_dir = true);
+// An InputError when `dir` (--db) names something that is not a directory (a file, a
+// FIFO): the database is a directory of layer files. A missing one is no error here.
+void check_db_dir(const std::string& dir);
 // --db-memory-gb, checked.
 double db_memory_gib(const boost::program_options::variables_map& vm);
 // --db-layout, checked.

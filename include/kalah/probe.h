@@ -163,8 +163,10 @@ KALAH_API const char* kalah_version(void);
  * A missing directory, or one without any layer file, is KALAH_ERR_NOT_FOUND. Layers are
  * opened on the first probe of their pit count and rule, under the open policy of every
  * kalah command: a damaged or unreadable layer file of that pit count and rule, at any
- * depth, makes that probe (and every later one of them) KALAH_ERR_DATABASE, its message
- * naming the file; values are never searched past a damaged layer. */
+ * depth (also a .kdb whose intact packed twin could answer in its place), makes that probe
+ * (and every later one of them) KALAH_ERR_DATABASE, its message naming the file; values are
+ * never searched past a damaged layer. A probe an opening book answers (KALAH_SOURCE_BOOK)
+ * does not wait for the opening: it fails so once the opening has found the damage. */
 KALAH_API kalah_status kalah_open(const char* dir, const kalah_options* options, kalah_db** out);
 /* What the handle's directory holds and uses: one kalah_layers per pit count and rule that
  * has a layer file there (.kdb, or its packed twin .kpk), by pit count then rule (standard
