@@ -24,6 +24,9 @@
 #include "db/packed.h"
 #include "db/verify.h"
 #include "db_fixtures.h"
+#if KALAH_HAS_SERVE
+#include "serve/api.h"
+#endif
 #include "temp_dir.h"
 
 namespace {
@@ -721,6 +724,18 @@ TEST_SUITE("db") {
         req.rule = Rule::EmptyCapture;
         req.memory_bytes = size_t(1) << 30;
         CHECK_THROWS_AS(db::open_checked(req), db::FormatError);
+#if KALAH_HAS_SERVE
+        // The web service: no value from that database (its error is logged naming the file).
+        kalah::serve::ServeConfig c;
+        c.tt_mb = 4;
+        c.db_dir = d;
+        c.db_memory_bytes = size_t(1) << 30;  // the layers held, as `kalah serve` holds them
+        kalah::serve::Api api(c);
+        const auto reply =
+            api.get("query", {{"position", "3,2,0,0/2,3,0,0/0,0/A"}, {"rule", "empty-capture"}});
+        CHECK(reply.status == 500);
+        CHECK(reply.body.find("\"value\"") == std::string::npos);
+#endif
     }
 
     TEST_CASE("--db naming a file, not a directory: bad input, one line, exit 2") {

@@ -274,16 +274,18 @@ static void books(kalah_db* db) {
 
 /* A copy of the database in dir with layer 12 of 4 pits, standard, changed as `how` says
  * ("flipped": 16 bytes inverted mid-file; "truncated": cut to half; "empty"; "missing"),
- * and no packed twins (.kpk), so that the .kdb is what is read. Returns the copy's path in
- * out. */
+ * and no packed twins (.kpk), so that the .kdb is what is read; "flipped-beside-twin": 64
+ * bytes inverted mid-file, the packed twins kept (they could answer in its place). Returns
+ * the copy's path in out. */
 static int damaged_copy(const char* dir, const char* how, char* out, size_t size) {
     char cmd[4096], file[1200];
     FILE* f;
     long n, i;
     unsigned char* data;
     snprintf(out, size, "%s/damaged-%s", work_dir, how);
-    snprintf(cmd, sizeof cmd, "rm -rf '%s' && cp -r '%s' '%s' && rm -f '%s'/*.kpk", out, dir, out,
-             out);
+    const int twins = strcmp(how, "flipped-beside-twin") == 0;
+    snprintf(cmd, sizeof cmd, "rm -rf '%s' && cp -r '%s' '%s' && %s '%s'/*.kpk", out, dir, out,
+             twins ? "ls >/dev/null" : "rm -f", out);
     if (run(cmd) != 0) return 0;
     snprintf(file, sizeof file, "%s/kalah-m4-standard-s12.kdb", out);
     if (strcmp(how, "missing") == 0) return remove(file) == 0;
@@ -293,8 +295,8 @@ static int damaged_copy(const char* dir, const char* how, char* out, size_t size
     rewind(f);
     if (!data || fread(data, 1, (size_t)n, f) != (size_t)n) return 0;
     fclose(f);
-    if (strcmp(how, "flipped") == 0)
-        for (i = n / 2; i < n / 2 + 16; ++i) data[i] ^= 0xFF;
+    if (strcmp(how, "flipped") == 0 || twins)
+        for (i = n / 2; i < n / 2 + (twins ? 64 : 16); ++i) data[i] ^= 0xFF;
     else if (strcmp(how, "truncated") == 0)
         n /= 2;
     else
@@ -319,7 +321,7 @@ static const kalah_layers* find_layers(const kalah_layers* out, int count, int p
  * 12 damaged (an error naming the file, from the first probe at 12 seeds and from
  * kalah_db_info) or missing (layers 0..11 used, the 12-seed position searched). */
 static void coverage(const char* dir) {
-    static const char* const damages[] = {"flipped", "truncated", "empty"};
+    static const char* const damages[] = {"flipped", "truncated", "empty", "flipped-beside-twin"};
     const char* name = "kalah-m4-standard-s12.kdb";
     kalah_layers out[KALAH_DB_INFO_MAX];
     const kalah_layers* l;
