@@ -381,7 +381,7 @@ static void coverage(const char* dir) {
     /* Layer 12 damaged: kalah_open succeeds (layers open on their first probe), the probe
      * at 12 seeds is KALAH_ERR_DATABASE naming the file, and so is every probe of that pit
      * count and rule, even below 12: nothing is searched past a damaged layer. */
-    for (i = 0; i < 3; ++i) {
+    for (i = 0; i < (int)(sizeof damages / sizeof damages[0]); ++i) {
         if (!damaged_copy(dir, damages[i], path, sizeof path)) {
             CHECK(!"made a damaged copy");
             continue;
