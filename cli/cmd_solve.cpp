@@ -122,21 +122,36 @@ int run_solve(const std::vector<std::string>& args) {
     rep.rule = rule;
     rep.value = value;
     rep.source = known ? known->source : AnswerSource::Search;
-    rep.pv = solver.principal_variation(start);
+    // The text's value first: a known one is printed at once, before the principal
+    // variation's search (minutes past Kalah(6,4)'s book without a database).
+    const bool json = vm.count("json") > 0;
+    if (!json) {
+        end_progress_line();
+        std::cout << "Kalah(" << m << "," << n << "), rule " << rule_name(rule) << "\n"
+                  << "value: " << signed_value(value) << " (" << result_letter(value)
+                  << " for South; " << source_text(rep.source) << ")\n"
+                  << std::flush;
+    }
+    try {
+        rep.pv = solver.principal_variation(start);
+    } catch (const SearchStopped& e) {
+        if (json) throw;  // no object: exit 3, no value (cli/command.cpp)
+        end_progress_line();
+        std::cerr << "kalah solve: the principal variation was not finished within --time-limit ("
+                  << e.what() << "); the value above is proven\n";
+        return kExitStopped;
+    }
     const PvText t = pv_text(start, rep.pv, rule);
     const int sa = final_store(t.end, Side::South), sb = final_store(t.end, Side::North);
     end_progress_line();
-    if (vm.count("json")) {
+    if (json) {
         Json j = {{"pits", m}, {"seeds", n}};
         j.update(pv_fields(rep));
         add_solver_figures(j, f, db.get());
         std::cout << json_line(j);
         return 0;
     }
-    std::cout << "Kalah(" << m << "," << n << "), rule " << rule_name(rule) << "\n"
-              << "value: " << signed_value(value) << " (" << result_letter(value) << " for South; "
-              << source_text(rep.source) << ")\n"
-              << "best first turn: " << t.best_turn << "\n"
+    std::cout << "best first turn: " << t.best_turn << "\n"
               << "pv: " << t.line << "\n"
               << "final score: " << sa << "-" << sb << "\n"
               << solver_figures_text(f);

@@ -400,6 +400,22 @@ TEST_SUITE("book") {
             CHECK(
                 run_kalah("query --pits 6 --seeds 4 --no-book --time-limit 0.2 --rule " + r + no_db)
                     .status == 3);
+            // solve: the value from the book at once, printed before the principal
+            // variation's search; stopped in it, the value stays (exit 3); --json prints
+            // nothing then, as any stopped search.
+            const std::string value_line = std::string("value: ") +
+                                           (rule == Rule::Standard ? "+8" : "+10") +
+                                           " (W for South; from the opening book)\n";
+            const std::string solve =
+                "solve --pits 6 --seeds 4 --time-limit 0.3 --rule " + r + no_db;
+            const auto s = run_kalah(solve);
+            CHECK(s.status == 3);
+            CHECK(s.out.find(value_line) != std::string::npos);
+            CHECK(s.err.find("the value above is proven") != std::string::npos);
+            CHECK(s.err.find("no value is known") == std::string::npos);
+            const auto sj = run_kalah(solve + " --json");
+            CHECK(sj.status == 3);
+            CHECK(sj.out.empty());
             // play: the engine's first turn and the hint after it, from the book.
             const auto game = run_kalah(
                 "play --pits 6 --seeds 4 --side B --level perfect --seed 3 "
