@@ -1,8 +1,9 @@
 // Known answers: the value of a position and of each of its moves without a search, from
 // the opening books built into the program (data/book/, embedded by cmake/embed_books.cmake)
-// or an endgame database. Every front end asks here before it searches: `query`, `solve`,
-// `play`, `annotate`, `pie` (cli/), the web API (serve/) and the C and Python API
-// (api/oracle.h); each says where its answer came from (AnswerSource), in text and JSON.
+// or an endgame database. The front ends ask here before they search: `query`, `solve` and
+// `play` (cli/), the web API (serve/) and the C and Python API (api/oracle.h); each says
+// where its answer came from (AnswerSource), in text and JSON. (`annotate` and `pie` do
+// not yet: their solvers have no book.)
 // A book is never consulted inside a search (solver/book.h), so a known answer changes no
 // node count of a search it does not replace.
 #pragma once
