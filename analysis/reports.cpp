@@ -3,12 +3,14 @@
 
 #include <chrono>
 #include <cmath>
+#include <optional>
 #include <sstream>
 #include <tuple>
 #include <utility>
 
 #include "analysis/json.h"
 #include "analysis/text.h"
+#include "solver/known.h"
 
 namespace kalah::analysis {
 
@@ -62,6 +64,18 @@ QueryReport query_report(Solver& solver, const Board& b, Rule rule, QueryBounds*
     q.rule = rule;
     const uint64_t nodes0 = solver.stats().nodes;
     const auto t0 = Clock::now();
+    // Step 1. Known without a search (solver/known.h): the book or the database holds b
+    // and every move, or the game is over.
+    if (const std::optional<KnownAnswer> k = solver.known(b)) {
+        q.value = k->value;
+        q.moves = k->moves;
+        q.source = k->source;
+        if (proven) proven->lower = proven->upper = q.value;
+        q.seconds = since(t0);
+        return q;
+    }
+    // Step 2. A search (the solver still answers from its book and database what they hold).
+    q.source = AnswerSource::Search;
     if (proven) {
         PassHook hook(solver, [&](const MtdPass& p) { proven->add_pass(p); });
         q.value = solver.value(b);
@@ -90,7 +104,8 @@ Json query_fields(const QueryReport& q) {
               {"value", q.value},
               {"result", result_letter(q.value)},
               {"moves", moves},
-              {"best", best}};
+              {"best", best},
+              {"source", source_name(q.source)}};
     if (b.over()) j["score"] = score_json(b);
     j["nodes"] = q.nodes;
     j["seconds"] = q.seconds;
@@ -231,7 +246,9 @@ PvReport pv_report(Solver& solver, const Board& start, Rule rule) {
     p.rule = rule;
     const uint64_t nodes0 = solver.stats().nodes;
     const auto t0 = Clock::now();
-    p.value = solver.value(start);
+    const std::optional<KnownValue> k = solver.known_value(start);
+    p.value = k ? k->value : solver.value(start);
+    p.source = k ? k->source : AnswerSource::Search;
     p.pv = solver.principal_variation(start);
     p.seconds = since(t0);
     p.nodes = solver.stats().nodes - nodes0;
@@ -260,6 +277,7 @@ Json pv_fields(const PvReport& p) {
             {"rule", rule_name(p.rule)},
             {"value", p.value},
             {"result", result_letter(p.value)},
+            {"source", source_name(p.source)},
             {"best", best},
             {"best_turn", t.best_turn},
             {"pv", t.line},
@@ -311,7 +329,13 @@ EngineMove engine_move(Solver& solver, const Board& b, Rule rule, Level level, R
     e.rule = rule;
     e.level = level;
     if (b.over()) return e;
-    e.moves = solver.move_values(b);
+    if (const std::optional<KnownAnswer> k = solver.known(b)) {
+        e.moves = k->moves;
+        e.source = k->source;
+    } else {
+        e.moves = solver.move_values(b);
+        e.source = AnswerSource::Search;
+    }
     e.chosen = static_cast<int>(choose_move(e.moves, b.to_move(), level, rng));
     return e;
 }
@@ -337,6 +361,7 @@ std::string engine_move_json(const EngineMove& e) {
     j["value"] = mv.value;
     j["best"] = best_moves;
     j["position_after"] = format_position(after);
+    j["source"] = source_name(e.source);
     return json_line(j);
 }
 

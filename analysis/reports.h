@@ -12,6 +12,7 @@
 #include "analysis/json.h"
 #include "core/board.h"
 #include "core/notation.h"
+#include "solver/known.h"
 #include "solver/question.h"
 #include "solver/solver.h"
 
@@ -39,13 +40,16 @@ std::string question_text(const Question& q);
 // "ply 3: move 'A9' names pit 9 ...".
 std::vector<PlayedMove> replay_plies(Board& b, const std::string& record, Rule rule);
 
-// `query`: the value of b and of every legal move, searched by `solver` (nodes and
-// seconds are those of this call only).
+// `query`: the value of b and of every legal move, known without a search (Solver::known:
+// the solver's book or database holds them all, or the game is over) or searched by
+// `solver` (nodes and seconds are those of this call only). Its JSON says which in
+// "source" ("book", "database" or "search").
 struct QueryReport {
     Board board;
     Rule rule = Rule::Standard;
     int value = 0;
     std::vector<MoveValue> moves;
+    AnswerSource source = AnswerSource::Search;
     uint64_t nodes = 0;
     double seconds = 0;
 };
@@ -107,12 +111,15 @@ class PassHook {
 };
 
 // A principal variation from `start` to the end of the game (`solve`'s object without the
-// solver's figures): "position", "rule", "value", "result", "best", "best_turn", "pv",
-// "score" (an object that `solve` puts its own fields around).
+// solver's figures): "position", "rule", "value", "result", "source" (of the value:
+// Solver::known_value, else "search"; the line past what the book and database hold is
+// searched), "best", "best_turn", "pv", "score" (an object that `solve` puts its own
+// fields around).
 struct PvReport {
     Board start;
     Rule rule = Rule::Standard;
     int value = 0;
+    AnswerSource source = AnswerSource::Search;
     std::vector<PlayedMove> pv;
     uint64_t nodes = 0;
     double seconds = 0;
@@ -140,12 +147,13 @@ std::string show_json(const Board& b, Rule rule, const std::vector<PlayedMove>& 
 
 // The engine's move at a level (analysis.h, choose_move): "position", "rule", "level",
 // "move" (null for a finished game), "value" (South's margin after it), "best" (every best
-// move) and "position_after".
+// move), "position_after" and "source" (of the moves' values, as query's).
 struct EngineMove {
     Board board;
     Rule rule = Rule::Standard;
     Level level = Level::Perfect;
     std::vector<MoveValue> moves;
+    AnswerSource source = AnswerSource::Search;
     int chosen = -1;  // index into moves, -1 when the game is over
 };
 EngineMove engine_move(Solver& solver, const Board& b, Rule rule, Level level, Rng& rng);

@@ -38,4 +38,16 @@ std::string draw_board(const Board& b) {
     return out;
 }
 
+const char* source_text(AnswerSource s) {
+    switch (s) {
+        case AnswerSource::Book:
+            return "from the opening book";
+        case AnswerSource::Database:
+            return "from the endgame database";
+        case AnswerSource::Search:
+            break;
+    }
+    return "searched";
+}
+
 }  // namespace kalah::analysis

@@ -12,6 +12,7 @@
 #include "db/format.h"
 #include "db/open.h"
 #include "db/packed.h"
+#include "solver/known.h"
 
 namespace kalah::api {
 namespace {
@@ -55,6 +56,8 @@ const char* source_name(Source s) {
             return "database";
         case Source::Search:
             return "search";
+        case Source::Book:
+            return "book";
         case Source::Unknown:
             break;
     }
@@ -131,7 +134,7 @@ Oracle::Oracle(const std::string& dir, Options options) : dir_(dir), options_(op
 // destroyed while a database opens waits for it.
 Oracle::~Oracle() = default;
 
-std::optional<const db::Database*> Oracle::database(int m, Rule rule, Call& call) {
+std::optional<const db::Database*> Oracle::database(int m, Rule rule, Call& call, bool wait) {
     if (dir_.empty()) return nullptr;
     Opening opening;
     {
@@ -156,8 +159,10 @@ std::optional<const db::Database*> Oracle::database(int m, Rule rule, Call& call
         }
         opening = it->second;
     }
-    const bool open =
-        call.wait([&](auto slice) { return opening.wait_for(slice) == std::future_status::ready; });
+    const auto ready = [&](auto slice) {
+        return opening.wait_for(slice) == std::future_status::ready;
+    };
+    const bool open = wait ? call.wait(ready) : ready(std::chrono::seconds(0));
     if (!open) return std::nullopt;
     return opening.get().get();
 }
@@ -227,25 +232,27 @@ Value Oracle::value(const Board& b, Rule rule, const Budget& budget) {
 
 Value Oracle::value_in(const Board& b, Rule rule, Call& call) {
     Value v;
-    // Step 1. A finished game: the sweep decides.
-    if (b.over()) {
-        v.value = south_view(
-            b, b.own_store() - b.opp_store() + b.seeds_in_row_own() - b.seeds_in_row_opp());
-        v.source = Source::Database;
+    const auto known = [&v](const KnownValue& k) {
+        v.value = k.value;
+        v.source = k.source == AnswerSource::Book ? Source::Book : Source::Database;
         return v;
+    };
+    // Step 1. Known without the database (solver/known.h): a finished game, or the opening
+    // book built into the program holds it. The database's opening starts (or goes on) in
+    // the background without a wait; an opening that has failed is the error it is.
+    const Book* book = options_.books ? builtin_book_for(b, rule) : nullptr;
+    if (const std::optional<KnownValue> k = known_value(b, rule, book, nullptr)) {
+        if (!b.over()) database(b.pits(), rule, call, /*wait=*/false);
+        return known(*k);
     }
     // Step 2. The database holds it (answered even when the budget is spent: a probe).
     const std::optional<const db::Database*> opened = database(b.pits(), rule, call);
     if (!opened) return v;  // still opening when the budget ran out
     const db::Database* db = *opened;
-    if (db && b.seeds_in_pits() <= db->max_seeds()) {
-        try {
-            v.value = south_view(b, b.own_store() - b.opp_store() + db->probe(b));
-        } catch (const db::FormatError& e) {
-            throw DatabaseError(e.what());
-        }
-        v.source = Source::Database;
-        return v;
+    try {
+        if (const std::optional<KnownValue> k = known_value(b, rule, nullptr, db)) return known(*k);
+    } catch (const db::FormatError& e) {
+        throw DatabaseError(e.what());
     }
     // Step 3. A search with a pooled solver (its table keeps what earlier calls proved), in
     // what is left of the budget. A solver that threw anything but a damaged block is
@@ -253,6 +260,7 @@ Value Oracle::value_in(const Board& b, Rule rule, Call& call) {
     if (call.spent()) return v;
     std::unique_ptr<Solver> s = take_solver(b.pits(), rule, db, call);
     if (!s) return v;  // no solver free within the budget
+    s->set_book(book);
     s->set_limits(call.nodes_left(), call.seconds_left());
     if (call.interrupted) s->set_poll([&call] { return call.poll(); });
     const uint64_t n0 = s->stats().nodes;
@@ -302,6 +310,8 @@ Oracle::Best Oracle::best_moves(const Board& b, Rule rule, const Budget& budget)
     for (const MoveValue& mv : moves) {
         if (mv.value.source == Source::Unknown) return Best{{}, Source::Unknown};
         if (mv.value.source == Source::Search) best.source = Source::Search;
+        if (mv.value.source == Source::Book && best.source == Source::Database)
+            best.source = Source::Book;
         if (mv.value.value == moves.front().value.value) best.pits.push_back(mv.pit);
     }
     std::sort(best.pits.begin(), best.pits.end());

@@ -31,8 +31,10 @@ struct DatabaseError : std::runtime_error {
     using std::runtime_error::runtime_error;
 };
 
-enum class Source : uint8_t { Database, Search, Unknown };
-const char* source_name(Source s);  // "database", "search", "unknown"
+// Where a value comes from: the database (or the game is over), a search, unknown (the
+// budget ran out), or the opening books built into the program (solver/known.h).
+enum class Source : uint8_t { Database, Search, Unknown, Book };
+const char* source_name(Source s);  // "database", "search", "unknown", "book"
 
 struct Value {
     int value = 0;  // South's final margin, stores included; meaningless when Unknown
@@ -89,6 +91,9 @@ struct Options {
     // At most this many solvers at once (each tt_mib and `threads` threads); a call that
     // needs one beyond them waits for one within its budget. 0: one per hardware thread.
     int max_solvers = 0;
+    // Answer the first plies of Kalah(6,4) from the opening books built into the library
+    // (solver/known.h); false: search them (as `kalah query --no-book`).
+    bool books = true;
 };
 
 class Oracle {
@@ -102,18 +107,21 @@ class Oracle {
 
     const std::string& dir() const { return dir_; }
 
-    // b must be valid (Board::from_rows' requirements). Throws DatabaseError for a damaged
-    // layer met on the way, Interrupted when budget.interrupted answered true. A value the
-    // budget did not reach is Unknown: a search stopped, the database still opening (its
-    // first use opens it in the background, and a later call finds it open), or no solver
-    // free in time.
+    // b must be valid (Board::from_rows' requirements). The known answers of every front
+    // end first (solver/known.h): a finished game, then the built-in opening book (Book,
+    // without waiting for the database: its first use starts opening it in the background),
+    // then the database, then a search. Throws DatabaseError for a damaged layer met on the
+    // way (also before a book's answer once the opening has found it), Interrupted when
+    // budget.interrupted answered true. A value the budget did not reach is Unknown: a
+    // search stopped, the database still opening (a later call finds it open), or no
+    // solver free in time.
     Value value(const Board& b, Rule rule, const Budget& budget);
     // Every legal move, best first for the side to move (South: highest margin first,
     // North: lowest), ties in pit order, unknown values last. One budget for all moves:
     // once it is spent, the moves left are Unknown (those the database holds excepted).
     std::vector<MoveValue> move_values(const Board& b, Rule rule, const Budget& budget);
-    // The pits of the best moves (ascending), and Search if any move needed a search;
-    // no pits and Unknown when some move's value is unknown.
+    // The pits of the best moves (ascending), and Search if any move needed a search, else
+    // Book if the book gave any; no pits and Unknown when some move's value is unknown.
     struct Best {
         std::vector<int> pits;
         Source source = Source::Database;
@@ -134,8 +142,9 @@ class Oracle {
     using Key = std::pair<int, Rule>;
     using Opening = std::shared_future<std::shared_ptr<const db::Database>>;
     // The database of (m, rule), opened in the background on first use: nullopt when the
-    // call's budget ran out while it opens.
-    std::optional<const db::Database*> database(int m, Rule rule, Call& call);
+    // call's budget ran out while it opens, or at once when it is still opening and `wait`
+    // is false. Throws DatabaseError when the opening failed.
+    std::optional<const db::Database*> database(int m, Rule rule, Call& call, bool wait = true);
     Value value_in(const Board& b, Rule rule, Call& call);
     // A pooled solver, or a new one under the cap; nullptr when the budget ran out waiting.
     std::unique_ptr<Solver> take_solver(int m, Rule rule, const db::Database* db, Call& call);

@@ -123,6 +123,7 @@ kalah_value to_c(const kalah::api::Value& v) {
     out.value = v.value;
     out.source = v.source == kalah::api::Source::Database ? KALAH_SOURCE_DATABASE
                  : v.source == kalah::api::Source::Search ? KALAH_SOURCE_SEARCH
+                 : v.source == kalah::api::Source::Book   ? KALAH_SOURCE_BOOK
                                                           : KALAH_SOURCE_UNKNOWN;
     out.nodes = v.nodes;
     return out;

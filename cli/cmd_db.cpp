@@ -26,8 +26,10 @@ std::string db_dir(const po::variables_map& vm) {
     if (vm.count("dir") && !vm["dir"].defaulted()) {
         if (!vm["db"].defaulted())
             throw InputError("give --db or --dir (its older name), not both");
+        check_db_dir(vm["dir"].as<std::string>());
         return vm["dir"].as<std::string>();
     }
+    check_db_dir(vm["db"].as<std::string>());
     return vm["db"].as<std::string>();
 }
 

@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "analysis/analysis.h"
+#include "analysis/reports.h"
 #include "analysis/text.h"
 #include "cli/command.h"
 
@@ -45,6 +46,7 @@ int run(const std::vector<std::string>& args) {
     add_game_options(opts, false);
     po::options_description expert("expert options");
     add_solver_options(opts, expert);
+    add_book_option(opts);
     opts.add_options()("level", po::value<std::string>()->default_value("medium"),
                        "engine strength: easy, medium, hard or perfect")(
         "side", po::value<std::string>()->default_value("A"), "your side: A (moves first) or B")(
@@ -70,6 +72,7 @@ int run(const std::vector<std::string>& args) {
     const uint64_t seed = vm.count("seed") ? vm["seed"].as<uint64_t>() : std::random_device{}();
     SolverSetup setup = make_solver(vm, "play", start, rule, false);
     Solver& solver = *setup.solver;
+    solver.set_book(book_option(vm, start, rule));
     Rng rng(seed);
 
     const char you = person == Side::South ? 'A' : 'B';
@@ -81,13 +84,15 @@ int run(const std::vector<std::string>& args) {
 
     Board b = start;
     std::vector<Step> history;
-    auto play_move = [&](int pit, bool by_person) {
+    // `why` (the engine's moves): where the values it chose by came from.
+    auto play_move = [&](int pit, bool by_person, const char* why = nullptr) {
         Side s = b.to_move();
         Board before = b;
         MoveResult r = b.play(pit, rule);
         PlayedMove pm{s, pit, r, format_move(s, pit, r)};
         history.push_back({before, pm, by_person});
-        std::cout << (by_person ? "you play " : "engine plays ") << pm.text << "\n\n"
+        std::cout << (by_person ? "you play " : "engine plays ") << pm.text
+                  << (why ? std::string(" (values ") + why + ")" : "") << "\n\n"
                   << draw_board(b);
     };
     auto annotate_person = [&]() {
@@ -101,8 +106,10 @@ int run(const std::vector<std::string>& args) {
     std::string line;
     while (!b.over()) {
         if (b.to_move() != person) {
-            auto mv = solver.move_values(b);
-            play_move(mv[choose_move(mv, b.to_move(), level, rng)].pit, false);
+            // The values of the position and its moves, known (solver/known.h) or searched.
+            const QueryReport q = query_report(solver, b, rule);
+            play_move(q.moves[choose_move(q.moves, b.to_move(), level, rng)].pit, false,
+                      source_text(q.source));
             continue;
         }
         std::cout << "your move> " << std::flush;
@@ -130,10 +137,10 @@ int run(const std::vector<std::string>& args) {
             continue;
         }
         if (cmd == "hint") {
-            auto mv = solver.move_values(b);
-            int v = for_side(solver.value(b), person);
-            std::cout << "hint: " << join_best(mv, person) << " (with perfect play from here "
-                      << outcome_for(v) << ")\n";
+            const QueryReport q = query_report(solver, b, rule);
+            std::cout << "hint: " << join_best(q.moves, person) << " (with perfect play from here "
+                      << outcome_for(for_side(q.value, person)) << "; " << source_text(q.source)
+                      << ")\n";
             continue;
         }
         if (cmd == "undo") {

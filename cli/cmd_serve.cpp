@@ -173,6 +173,7 @@ int run(const std::vector<std::string>& args) {
     const int port = checked_int(vm, "port", 0, 65535);
     const std::string host = vm["bind"].as<std::string>();
     if (vm.count("db")) c.db_dir = vm["db"].as<std::string>();
+    if (!c.db_dir.empty()) check_db_dir(c.db_dir);
     c.db_memory_bytes = static_cast<size_t>(db_memory_gib(vm) * double(1ull << 30));
     c.db_layout = db_layout(vm);
     c.db_raw_top_bytes = db_raw_top_bytes(vm);

@@ -10,6 +10,7 @@
 #include "analysis/text.h"
 #include "cli/command.h"
 #include "db/database.h"
+#include "solver/known.h"
 #include "solver/question.h"
 #include "solver/solver.h"
 
@@ -88,6 +89,7 @@ int run_solve(const std::vector<std::string>& args) {
     add_start_options(opts);
     add_solver_options(opts, expert);
     add_output_options(opts);
+    add_book_option(opts);
     add_time_limit_option(opts);
     add_question_option(opts);
     add_guess_option(expert, "first MTD(f) guess (South's margin)");
@@ -104,30 +106,52 @@ int run_solve(const std::vector<std::string>& args) {
     SolverOptions o = solver_options(vm, "solve", m, rule, start.seeds_in_pits(), db, true);
     if (vm.count("guess")) o.guess = guess;
     o.time_limit_seconds = time_limit_option(vm);
+    o.book = book_option(vm, start, rule);
     Solver solver(m, rule, o);
     if (question) return report_bound(vm, solver, o, db.get(), start, rule, *question, true);
     const auto t0 = std::chrono::steady_clock::now();
-    const int value = solver.value(start);
+    // The value as known without a search (solver/known.h), else searched: the figures are
+    // the value's; the principal variation after it searches what the book and database
+    // do not hold.
+    const std::optional<KnownValue> known = solver.known_value(start);
+    const int value = known ? known->value : solver.value(start);
     const SearchFigures f = solver_figures(
         solver, o, std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
     PvReport rep;
     rep.start = start;
     rep.rule = rule;
     rep.value = value;
-    rep.pv = solver.principal_variation(start);
+    rep.source = known ? known->source : AnswerSource::Search;
+    // The text's value first: a known one is printed at once, before the principal
+    // variation's search (minutes past Kalah(6,4)'s book without a database).
+    const bool json = vm.count("json") > 0;
+    if (!json) {
+        end_progress_line();
+        std::cout << "Kalah(" << m << "," << n << "), rule " << rule_name(rule) << "\n"
+                  << "value: " << signed_value(value) << " (" << result_letter(value)
+                  << " for South; " << source_text(rep.source) << ")\n"
+                  << std::flush;
+    }
+    try {
+        rep.pv = solver.principal_variation(start);
+    } catch (const SearchStopped& e) {
+        if (json) throw;  // no object: exit 3, no value (cli/command.cpp)
+        end_progress_line();
+        std::cerr << "kalah solve: the principal variation was not finished within --time-limit ("
+                  << e.what() << "); the value above is proven\n";
+        return kExitStopped;
+    }
     const PvText t = pv_text(start, rep.pv, rule);
     const int sa = final_store(t.end, Side::South), sb = final_store(t.end, Side::North);
     end_progress_line();
-    if (vm.count("json")) {
+    if (json) {
         Json j = {{"pits", m}, {"seeds", n}};
         j.update(pv_fields(rep));
         add_solver_figures(j, f, db.get());
         std::cout << json_line(j);
         return 0;
     }
-    std::cout << "Kalah(" << m << "," << n << "), rule " << rule_name(rule) << "\n"
-              << "value: " << signed_value(value) << " (" << result_letter(value) << " for South)\n"
-              << "best first turn: " << t.best_turn << "\n"
+    std::cout << "best first turn: " << t.best_turn << "\n"
               << "pv: " << t.line << "\n"
               << "final score: " << sa << "-" << sb << "\n"
               << solver_figures_text(f);
@@ -140,6 +164,7 @@ int run_query(const std::vector<std::string>& args) {
     add_game_options(opts);
     add_solver_options(opts, expert);
     add_output_options(opts);
+    add_book_option(opts);
     add_time_limit_option(opts);
     add_question_option(opts, "v is South's final margin from this position, stores included");
     po::variables_map vm;
@@ -150,9 +175,16 @@ int run_query(const std::vector<std::string>& args) {
     Rule rule;
     Board b = game_from_options(vm, rule);
     const std::optional<Question> question = question_option(vm);
+    const Book* book = book_option(vm, b, rule);
+    // Answered by the book: no layers built in memory for a search that will not run (a
+    // database on disk is still opened, and checked as always).
+    const std::optional<KnownAnswer> k = known_answer(b, rule, book, nullptr);
+    const bool booked = !question && k && k->source == AnswerSource::Book;
     std::unique_ptr<db::Database> db;
-    SolverOptions o = solver_options(vm, "query", b.pits(), rule, b.seeds_in_pits(), db, false);
+    SolverOptions o =
+        solver_options(vm, "query", b.pits(), rule, b.seeds_in_pits(), db, false, booked);
     o.time_limit_seconds = time_limit_option(vm);
+    o.book = book;
     Solver solver(b.pits(), rule, o);
     if (question) return report_bound(vm, solver, o, db.get(), b, rule, *question, false);
     const QueryReport rep = query_report(solver, b, rule);
@@ -173,7 +205,7 @@ int run_query(const std::vector<std::string>& args) {
         return 0;
     }
     std::cout << "value: " << signed_value(value) << " (South's final margin), " << to_move
-              << " to move\n";
+              << " to move; " << source_text(rep.source) << "\n";
     for (const auto& mv : moves)
         std::cout << "  " << mv.text
                   << std::string(mv.text.size() < 8 ? 8 - mv.text.size() : 1, ' ')

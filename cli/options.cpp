@@ -8,7 +8,9 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <filesystem>
 #include <iostream>
+#include <system_error>
 
 #include "analysis/reports.h"
 #include "db/database.h"
@@ -195,11 +197,20 @@ db::Database::Layout db_layout(const po::variables_map& vm) {
     throw InputError("--db-layout must be auto, raw, packed, mapped or lines, not '" + name + "'");
 }
 
+void check_db_dir(const std::string& dir) {
+    std::error_code ec;
+    const auto st = std::filesystem::status(dir, ec);
+    if (std::filesystem::exists(st) && !std::filesystem::is_directory(st))
+        throw InputError("--db " + dir +
+                         ": not a directory (an endgame database is a directory of layer files)");
+}
+
 std::unique_ptr<db::Database> open_database(const po::variables_map& vm, const std::string& cmd,
                                             int m, Rule rule, const std::string& otherwise) {
     if (!vm.count("db")) return nullptr;
     db::OpenRequest r;
     r.dir = vm["db"].as<std::string>();
+    check_db_dir(r.dir);
     r.m = m;
     r.rule = rule;
     r.memory_bytes = static_cast<size_t>(db_memory_gib(vm) * double(1ull << 30));
@@ -227,6 +238,16 @@ double time_limit_option(const po::variables_map& vm) {
     if (!(s > 0) || !(s <= 1e7))
         throw InputError("--time-limit must be a positive number of seconds");
     return s;
+}
+
+void add_book_option(po::options_description& opts) {
+    opts.add_options()("no-book",
+                       "search every position: do not answer the first plies of Kalah(6,4) "
+                       "and the other boards of data/book/ from the built-in opening books");
+}
+
+const Book* book_option(const po::variables_map& vm, const Board& b, Rule rule) {
+    return vm.count("no-book") ? nullptr : builtin_book_for(b, rule);
 }
 
 void add_output_options(po::options_description& opts) {
@@ -303,7 +324,8 @@ int memory_db_seeds(const po::variables_map& vm, int m, int root_seeds, double m
 }  // namespace
 
 SolverOptions solver_options(const po::variables_map& vm, const std::string& cmd, int m, Rule rule,
-                             int root_seeds, std::unique_ptr<db::Database>& db, bool passes) {
+                             int root_seeds, std::unique_ptr<db::Database>& db, bool passes,
+                             bool booked) {
     SolverOptions o;
     o.tt_mb = checked_tt_mb(vm);
     o.threads = threads_option(vm);
@@ -321,10 +343,11 @@ SolverOptions solver_options(const po::variables_map& vm, const std::string& cmd
         o.heartbeat = [tty](const std::string& s) { print_progress(s, tty); };
     }
     const double memory_gib = db_memory_gib(vm);
-    const int memory_k = memory_db_seeds(vm, m, root_seeds, memory_gib);
+    const int memory_k = memory_db_seeds(vm, m, booked ? 0 : root_seeds, memory_gib);
     // Last: the options are all valid before a line about the database is printed.
     db = open_database(vm, cmd, m, rule,
-                       memory_k >= 0
+                       booked ? "answering from the opening book"
+                       : memory_k >= 0
                            ? "building layers 0.." + std::to_string(memory_k) + " in memory"
                            : "searching without one");
     if (!db && memory_k >= 0) {

@@ -12,6 +12,7 @@
 
 #include "core/notation.h"
 #include "db/database.h"
+#include "solver/known.h"
 #include "solver/question.h"
 #include "solver/solver.h"
 
@@ -60,6 +61,9 @@ size_t checked_tt_mb(const boost::program_options::variables_map& vm);
 // --db DIR (default kDefaultDbDir, or none when use_default_dir is false) and
 // --db-memory-gb G (GiB).
 void add_db_options(boost::program_options::options_description& opts, bool use_default_dir = true);
+// An InputError when `dir` (--db) names something that is not a directory (a file, a
+// FIFO): the database is a directory of layer files. A missing one is no error here.
+void check_db_dir(const std::string& dir);
 // --db-memory-gb, checked.
 double db_memory_gib(const boost::program_options::variables_map& vm);
 // --db-layout, checked.
@@ -91,6 +95,12 @@ void add_time_limit_option(boost::program_options::options_description& opts);
 // The limit in seconds, 0 for none; checked.
 double time_limit_option(const boost::program_options::variables_map& vm);
 
+// --no-book: the commands that answer a position's value from the opening books built into
+// the program (solver/known.h: query, solve, play, annotate, pie) search it instead.
+void add_book_option(boost::program_options::options_description& opts);
+// The built-in book of b's board under `rule` (nullptr without one, or with --no-book).
+const Book* book_option(const boost::program_options::variables_map& vm, const Board& b, Rule rule);
+
 // --json (print one JSON object) and --quiet (no progress or heartbeat on stderr).
 void add_output_options(boost::program_options::options_description& opts);
 bool quiet(const boost::program_options::variables_map& vm);
@@ -103,10 +113,12 @@ void add_solver_options(boost::program_options::options_description& opts,
 // the caller). Pass lines (if `passes`) and heartbeats go to stderr unless --quiet.
 // When no database on disk covers the board, layers that pay for themselves are built in
 // memory (--memory-db, an expert option: auto, off or K): root_seeds is the number of
-// seeds in the pits of the largest position the command will search.
+// seeds in the pits of the largest position the command will search. `booked`: the
+// opening book answers the command (no layers are built in memory, and a missing database
+// is said so).
 SolverOptions solver_options(const boost::program_options::variables_map& vm,
                              const std::string& cmd, int m, Rule rule, int root_seeds,
-                             std::unique_ptr<db::Database>& db, bool passes);
+                             std::unique_ptr<db::Database>& db, bool passes, bool booked = false);
 
 }  // namespace kalah::cli
 

@@ -441,6 +441,10 @@ uint64_t hold_layers(FileDatabase& db, std::vector<std::unique_ptr<LayerFile>>& 
                             read = false;
                         }
                     }
+                    // The layer file itself is what the user built and verify-db checks:
+                    // damaged, it is an error even though its twin answers in its place
+                    // (docs/api.md, "Damage and coverage"). Read once, at memory speed.
+                    if (read) f->check_file_checksum();
                     if (form == 'l') {
                         if (!read) layer.lines = line_layer(*f);
                         layer.is_lines = true;

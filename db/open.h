@@ -9,7 +9,8 @@
 //     replaces nothing else). Nothing searches around a damaged file: the user asked for
 //     this database.
 // A damaged or unreadable packed twin (.kpk) is not an error: Database::open then uses
-// its .kdb.
+// its .kdb. A damaged .kdb is one even when its intact twin holds the layer: a layer held
+// from its twin has its file's checksum checked too.
 #pragma once
 
 #include <cstddef>

@@ -20,8 +20,8 @@
 #include "analysis/text.h"
 #include "db/database.h"
 #include "db/open.h"
-#include "serve/books.h"
 #include "serve/turns.h"
+#include "solver/known.h"
 
 namespace kalah::serve {
 using namespace kalah::analysis;
@@ -288,7 +288,7 @@ struct Api::Impl {
     // How a search ran: `work` on a solver for the request's board. `largest` is the
     // position with the most seeds in pits the work will search: when the database holds
     // it (or the game is over), or when the work only values the board and its moves
-    // (`moves_only`) and the opening book holds them all, a small solver of this thread
+    // (`moves_only`) and they are all known (solver/known.h), a small solver of this thread
     // answers at once (`pooled` false); otherwise one from the pool, under `budget_ms`. A
     // search stopped at its budget (or, a stream's, to yield its solver: `yields`) calls
     // `stopped` with its nodes, seconds and why it stopped. Every solver consults the board's
@@ -305,24 +305,12 @@ struct Api::Impl {
         bool moves_only = false;
         bool yields = false;
     };
-    // Whether the book (and the database) value b and each of its moves without a search.
-    static bool book_answers(const Book* book, const Board& b, Rule rule, const db::Database* d) {
-        if (b.over()) return true;
-        if (!book || !book->pits_value(b)) return false;
-        for (int p : b.legal_moves()) {
-            Board c = b;
-            c.play(p, rule);
-            if (!c.over() && !book->pits_value(c) && !(d && c.seeds_in_pits() <= d->max_seeds()))
-                return false;
-        }
-        return true;
-    }
     ApiReply search(const Search& x) {
         const int m = x.r.board.pits();
         const db::Database* d = dbs.get(m, x.r.rule);
         const Book* book = config.books ? builtin_book_for(x.r.board, x.r.rule) : nullptr;
         const bool in_db = x.largest.over() || (d && x.largest.seeds_in_pits() <= d->max_seeds());
-        if (in_db || (x.moves_only && book_answers(book, x.r.board, x.r.rule, d))) {
+        if (in_db || (x.moves_only && known_answer(x.r.board, x.r.rule, book, d))) {
             SolverOptions o;
             o.tt_mb = 1;
             o.db = d;
@@ -408,12 +396,9 @@ struct Api::Impl {
     ApiReply query(const GameRequest& r, const Caller& caller) {
         QueryBounds bounds(r.board, r.rule);
         return search({r, r.board, config.budget_ms, caller,
-                       [&](Solver& s, Source source) {
-                           Json j = query_fields(query_report(s, r.board, r.rule, &bounds));
-                           // The page says where a value comes from: nodes 0 is the
-                           // database's or the book's, "source" tells them apart.
-                           if (source == Source::Book) j["source"] = "book";
-                           return reply(200, json_line(j));
+                       // The page says where a value comes from: query's "source".
+                       [&](Solver& s, Source) {
+                           return reply(200, query_json(query_report(s, r.board, r.rule, &bounds)));
                        },
                        [&](uint64_t nodes, double secs, const std::string& reason) {
                            bounds.nodes = nodes;
@@ -444,7 +429,6 @@ struct Api::Impl {
                            if (source != Source::Solver) {
                                Json j = {{"event", "value"}};
                                j.update(query_fields(query_report(s, r.board, r.rule)));
-                               if (source == Source::Book) j["source"] = "book";
                                send(j);
                            } else {
                                query_stream(s, bounds, send);

@@ -39,7 +39,7 @@ struct ServeConfig {
     int queue = 8;                  // requests that may wait for a solver
     int budget_ms = 5000;           // work budget of one request
     int stream_budget_ms = 60000;   // work budget of one stream (Api::stream)
-    bool books = true;              // answer from the built-in opening books (serve/books.h)
+    bool books = true;              // answer from the built-in opening books (solver/known.h)
 };
 
 struct ApiReply {

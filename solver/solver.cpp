@@ -10,6 +10,7 @@
 #include <ctime>
 
 #include "solver/book.h"
+#include "solver/known.h"
 #include "solver/search_impl.h"
 
 namespace kalah {
@@ -237,6 +238,14 @@ int Solver::test(const Board& b, int beta) {
     Impl::Call call(*impl_);
     if (b.over()) return b.seeds_in_row_own() - b.seeds_in_row_opp();
     return impl_->test_pits(b.without_stores(), beta, true);
+}
+
+std::optional<KnownValue> Solver::known_value(const Board& b) const {
+    return kalah::known_value(b, impl_->rule, impl_->opts.book, impl_->opts.db);
+}
+
+std::optional<KnownAnswer> Solver::known(const Board& b) const {
+    return known_answer(b, impl_->rule, impl_->opts.book, impl_->opts.db);
 }
 
 int Solver::table_move(const Board& b) const {

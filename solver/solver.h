@@ -37,6 +37,8 @@ class Database;
 namespace kalah {
 
 class Book;
+struct KnownValue;
+struct KnownAnswer;
 
 // One MTD(f) pass as SolverOptions::on_pass reports it: the null-window test "v >= beta"
 // of a position's pits value v (mover's view, as Solver::pits_value), what it proved
@@ -131,6 +133,10 @@ class KALAH_EXPERIMENTS_ABI Solver {
     // v >= r if r >= beta (the test succeeded), v <= r if r < beta. One MTD(f) pass: the
     // unit of work of a proof split into jobs. A finished game returns its exact value.
     int test(const Board& b, int beta);
+    // What is known of b without a search (solver/known.h), from the book and database of
+    // this solver's options: b's value (known_value), or b's and every move's (known).
+    std::optional<KnownValue> known_value(const Board& b) const;
+    std::optional<KnownAnswer> known(const Board& b) const;
     // The move the transposition table holds for the pits of b (the best or cutting move of
     // its last search there), -1 when none: a hint for which move to try first, not a proof.
     int table_move(const Board& b) const;

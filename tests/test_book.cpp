@@ -1,4 +1,4 @@
-// Opening books (solver/book.h, serve/books.h): enumeration against a plain breadth-first
+// Opening books (solver/book.h, solver/known.h): enumeration against a plain breadth-first
 // twin, values against brute force, the text format's checks, a solver with a book
 // answering as one without, and the books built into the program.
 #include <doctest/doctest.h>
@@ -6,6 +6,8 @@
 #include <algorithm>
 #include <fstream>
 #include <map>
+#include <nlohmann/json.hpp>
+#include <optional>
 #include <random>
 #include <set>
 #include <sstream>
@@ -16,10 +18,9 @@
 #include "brute_force.h"
 #include "cli_runner.h"
 #include "core/notation.h"
-#if KALAH_HAS_SERVE
-#include "serve/books.h"
-#endif
+#include "db/database.h"
 #include "solver/book.h"
+#include "solver/known.h"
 #include "solver/solver.h"
 #include "temp_dir.h"
 
@@ -84,6 +85,20 @@ std::string parse_error(const std::string& text) {
         return e.what();
     }
     return "";
+}
+
+// South's final margin of b from a pits value in b's mover's view (stores added).
+int south_margin(const Board& b, int pits_value) {
+    const int mover = b.own_store() - b.opp_store() + pits_value;
+    return b.to_move() == Side::South ? mover : -mover;
+}
+
+// South's final margin of b as `book` values it (b or, for a finished game, the sweep).
+int book_margin(const Book& book, const Board& b) {
+    if (b.over()) return south_margin(b, b.seeds_in_row_own() - b.seeds_in_row_opp());
+    const std::optional<int> v = book.pits_value(b);
+    REQUIRE(v.has_value());
+    return south_margin(b, *v);
 }
 
 }  // namespace
@@ -262,10 +277,170 @@ TEST_SUITE("book") {
         CHECK(r.status == 2);
     }
 
-#if KALAH_HAS_SERVE
+    TEST_CASE("known_answer: a book's and a database's positions, the solver's values, sourced") {
+        const int m = 4, n = 3;
+        for (Rule rule : {Rule::Standard, Rule::EmptyCapture}) {
+            CAPTURE(rule_name(rule));
+            Solver plain(m, rule, small_options());
+            const Book book = build_book(plain, m, n, rule, 3);
+            SolverOptions ob = small_options();
+            ob.book = &book;
+            const Solver with(m, rule, ob);
+            int whole = 0, value_only = 0;
+            for (const Book::Entry& e : book.entries()) {
+                CAPTURE(format_position(e.board));
+                Solver fresh(m, rule, small_options());
+                const std::optional<KnownValue> v = known_value(e.board, rule, &book, nullptr);
+                REQUIRE(v.has_value());
+                CHECK(v->value == fresh.value(e.board));
+                CHECK(v->source == AnswerSource::Book);
+                // Known whole when the book holds every move's position too (or it ends the
+                // game): the entries of the last ply's parents.
+                bool all = true;
+                for (int p : e.board.legal_moves()) {
+                    Board c = e.board;
+                    c.play(p, rule);
+                    all = all && (c.over() || book.pits_value(c).has_value());
+                }
+                const std::optional<KnownAnswer> a = known_answer(e.board, rule, &book, nullptr);
+                REQUIRE(a.has_value() == all);
+                if (!a) {
+                    ++value_only;
+                    continue;
+                }
+                ++whole;
+                CHECK(a->value == v->value);
+                CHECK(a->source == AnswerSource::Book);
+                const std::vector<MoveValue> mv = fresh.move_values(e.board);
+                REQUIRE(a->moves.size() == mv.size());
+                for (size_t i = 0; i < mv.size(); ++i) {
+                    CHECK(a->moves[i].pit == mv[i].pit);
+                    CHECK(a->moves[i].value == mv[i].value);
+                    CHECK(a->moves[i].text == mv[i].text);
+                }
+                // A solver with the book knows the same, through the same lookup.
+                const std::optional<KnownAnswer> s = with.known(e.board);
+                REQUIRE(s.has_value());
+                CHECK(s->value == a->value);
+                CHECK(s->source == AnswerSource::Book);
+            }
+            CHECK(whole > 0);
+            CHECK(value_only > 0);
+            // Past the book, without a database, nothing is known.
+            int outside = 0;
+            for (const Board& far : Book::positions(m, n, rule, 5)) {
+                if (book.pits_value(far)) continue;
+                ++outside;
+                CHECK_FALSE(known_value(far, rule, &book, nullptr).has_value());
+                CHECK_FALSE(with.known(far).has_value());
+            }
+            CHECK(outside > 0);
+            // A database's positions (random games down to its top layer): source database,
+            // the values of a search without it.
+            const auto db = db::Database::build_in_memory(m, rule, 8);
+            std::mt19937 rng(7);
+            int from_db = 0;
+            for (int game = 0; game < 30; ++game) {
+                Board b = Board::start(m, n);
+                while (!b.over() && b.seeds_in_pits() > 8) {
+                    const MoveList moves = b.legal_moves();
+                    b.play(moves.pit[rng() % moves.size], rule);
+                }
+                CAPTURE(format_position(b));
+                const std::optional<KnownAnswer> a = known_answer(b, rule, nullptr, db.get());
+                REQUIRE(a.has_value());
+                CHECK(a->source == AnswerSource::Database);  // a finished game's too
+                Solver fresh(m, rule, small_options());
+                CHECK(a->value == fresh.value(b));
+                const std::vector<MoveValue> mv = fresh.move_values(b);
+                REQUIRE(a->moves.size() == mv.size());
+                for (size_t i = 0; i < mv.size(); ++i) CHECK(a->moves[i].value == mv[i].value);
+                if (!b.over()) ++from_db;
+            }
+            CHECK(from_db > 10);
+        }
+    }
+
+    TEST_CASE("query, solve, play: Kalah(6,4)'s first plies from the built-in book, sourced") {
+        const std::string no_db = " --db /nonexistent --memory-db off --quiet";
+        for (Rule rule : {Rule::Standard, Rule::EmptyCapture}) {
+            const std::string r = rule_name(rule);
+            CAPTURE(r);
+            // The book's text as the repository holds it (the binary embeds this file).
+            const Book data =
+                Book::read(std::string(KALAH_SOURCE_DIR) + "/data/book/kalah-6-4-" + r + ".book");
+            for (const std::string moves : {"", "A1 B2", "A3 A6 B1"}) {
+                CAPTURE(moves);
+                Board b = Board::start(6, 4);
+                std::string args = "query --pits 6 --seeds 4 --rule " + r + no_db;
+                if (!moves.empty()) {
+                    replay(b, moves, rule);
+                    args += " --moves \"" + moves + "\"";
+                }
+                const auto q = run_kalah(args + " --json");
+                REQUIRE(q.status == 0);
+                const auto j = nlohmann::json::parse(q.out);
+                CHECK(j["source"] == "book");
+                CHECK(j["nodes"] == 0);
+                CHECK(j["value"] == book_margin(data, b));
+                REQUIRE(j["moves"].size() == size_t(b.legal_moves().size));
+                size_t i = 0;
+                for (int p : b.legal_moves()) {
+                    Board c = b;
+                    c.play(p, rule);
+                    CHECK(j["moves"][i++]["value"] == book_margin(data, c));
+                }
+                const auto text = run_kalah(args);
+                CHECK(text.status == 0);
+                CHECK(text.out.find("; from the opening book\n") != std::string::npos);
+            }
+            // The start's value as published (results/table.csv): +8 standard, +10 empty-capture.
+            CHECK(book_margin(data, Board::start(6, 4)) == (rule == Rule::Standard ? 8 : 10));
+            // --no-book searches: Kalah(6,4) is not valued within 0.2 s (exit 3).
+            CHECK(
+                run_kalah("query --pits 6 --seeds 4 --no-book --time-limit 0.2 --rule " + r + no_db)
+                    .status == 3);
+            // solve: the value from the book at once, printed before the principal
+            // variation's search; stopped in it, the value stays (exit 3); --json prints
+            // nothing then, as any stopped search.
+            const std::string value_line = std::string("value: ") +
+                                           (rule == Rule::Standard ? "+8" : "+10") +
+                                           " (W for South; from the opening book)\n";
+            const std::string solve =
+                "solve --pits 6 --seeds 4 --time-limit 0.3 --rule " + r + no_db;
+            const auto s = run_kalah(solve);
+            CHECK(s.status == 3);
+            CHECK(s.out.find(value_line) != std::string::npos);
+            CHECK(s.err.find("the value above is proven") != std::string::npos);
+            CHECK(s.err.find("no value is known") == std::string::npos);
+            const auto sj = run_kalah(solve + " --json");
+            CHECK(sj.status == 3);
+            CHECK(sj.out.empty());
+            // play: the engine's first turn and the hint after it, from the book.
+            const auto game = run_kalah(
+                "play --pits 6 --seeds 4 --side B --level perfect --seed 3 "
+                "--rule " +
+                    r + " --db /nonexistent --memory-db off",
+                "hint\nquit\n");
+            CHECK(game.status == 0);
+            CHECK(game.out.find("(values from the opening book)") != std::string::npos);
+            CHECK(game.out.find("; from the opening book)\n") != std::string::npos);
+        }
+        // A board without a book is searched, and says so.
+        const auto q = run_kalah("query --pits 4 --seeds 3 --json" + no_db);
+        REQUIRE(q.status == 0);
+        const auto j = nlohmann::json::parse(q.out);
+        CHECK(j["source"] == "search");
+        CHECK(j["value"] == 6);
+        CHECK(j["nodes"] > 0);
+        const auto s = run_kalah("solve --pits 4 --seeds 3 --json" + no_db);
+        REQUIRE(s.status == 0);
+        CHECK(nlohmann::json::parse(s.out)["source"] == "search");
+    }
+
     TEST_CASE(
         "the built-in books: each parses, every parent is its best move, starts as published") {
-        REQUIRE(serve::builtin_books().size() == serve::kBookCount);
+        REQUIRE(builtin_books().size() == kBookCount);
         // Published start values (results/table.csv, the reference-checked value table).
         std::map<std::tuple<int, int, std::string>, int> table;
         {
@@ -281,7 +456,7 @@ TEST_SUITE("book") {
                     table[{std::stoi(f[0]), std::stoi(f[1]), f[2]}] = std::stoi(f[3]);
             }
         }
-        for (const Book& b : serve::builtin_books()) {
+        for (const Book& b : builtin_books()) {
             const Book::Header& h = b.header();
             CAPTURE(h.pits);
             CAPTURE(h.seeds);
@@ -293,9 +468,8 @@ TEST_SUITE("book") {
             const auto it = table.find({h.pits, h.seeds, rule_name(h.rule)});
             REQUIRE(it != table.end());
             CHECK(b.entries().front().value == it->second);
-            CHECK(serve::builtin_book(h.pits, h.seeds, h.rule) == &b);
-            CHECK(serve::builtin_book_for(b.entries().back().board, h.rule) == &b);
+            CHECK(builtin_book(h.pits, h.seeds, h.rule) == &b);
+            CHECK(builtin_book_for(b.entries().back().board, h.rule) == &b);
         }
     }
-#endif
 }

@@ -63,6 +63,7 @@ bool is_position(const json& v) {
 bool is_rule(const json& v) { return v == "standard" || v == "empty-capture"; }
 bool is_result(const json& v) { return v == "W" || v == "D" || v == "L"; }
 bool is_to_move(const json& v) { return v == "A" || v == "B" || v == "none"; }
+bool is_source(const json& v) { return v == "book" || v == "database" || v == "search"; }
 bool is_score(const json& v) {
     return v.is_array() && v.size() == 2 && is_count(v[0]) && is_count(v[1]);
 }
@@ -87,6 +88,7 @@ const std::map<std::string, Check>& vocabulary() {
         {"rule", is_rule},
         {"value", is_int},
         {"result", is_result},
+        {"source", is_source},
         {"best", is_strings},
         {"best_turn", is_string},
         {"pv", is_string},
@@ -356,8 +358,8 @@ TEST_SUITE("cli") {
             {"verify-db --json -q --db " + d,
              {"db", "ok", "files", "twins", "entries", "problems"}},
             {"solve --pits 3 --seeds 2 --json" + db,
-             with(with({"pits", "seeds", "value", "result", "best", "best_turn", "pv", "score",
-                        "db_seeds"},
+             with(with({"pits", "seeds", "value", "result", "source", "best", "best_turn", "pv",
+                        "score", "db_seeds"},
                        position),
                   figures)},
             {"solve --pits 3 --seeds 2 --prove win --json" + db,
@@ -371,10 +373,12 @@ TEST_SUITE("cli") {
                        position),
                   figures)},
             {"query --pits 3 --seeds 2 --moves A1 --json" + db,
-             with({"to_move", "over", "value", "result", "moves", "best", "nodes", "seconds"},
+             with({"to_move", "over", "value", "result", "moves", "best", "source", "nodes",
+                   "seconds"},
                   position)},
             {"query --position 0,0,0/0,0,1/5,6/A --json" + db,
-             with({"to_move", "over", "value", "result", "moves", "best", "score"}, position)},
+             with({"to_move", "over", "value", "result", "moves", "best", "source", "score"},
+                  position)},
             {"show --pits 3 --seeds 2 --moves \"A1 B2\" --json",
              with({"moves", "to_move", "over"}, position)},
             {"show --position 0,0,0/0,0,1/5,6/A --json",

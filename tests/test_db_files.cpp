@@ -20,9 +20,13 @@
 #include "db/builder.h"
 #include "db/database.h"
 #include "db/format.h"
+#include "db/open.h"
 #include "db/packed.h"
 #include "db/verify.h"
 #include "db_fixtures.h"
+#if KALAH_HAS_SERVE
+#include "serve/api.h"
+#endif
 #include "temp_dir.h"
 
 namespace {
@@ -690,6 +694,66 @@ TEST_SUITE("db") {
     // A layer larger than memory_gb is checked through its twin: its file block by block
     // against the twin, then every (or the sampled) entry re-derived reading the layer in
     // the twin, the process holding a block at a time.
+    // A layer file (.kdb) that fails its checksum is an error wherever the database is
+    // opened (db/open.h: every command, the web service, the C and Python API), also when its
+    // packed twin (.kpk, intact, the same values) could answer every probe in its place.
+    TEST_CASE(
+        "damage: a .kdb failing its checksum beside an intact twin is an error in every layout") {
+        TempDir dir("kdb_beside_twin");
+        const std::string d = dir.path.string();
+        build_with_twins(d);
+        const std::string name = db::layer_file_name(4, Rule::EmptyCapture, 10);
+        REQUIRE(fs::exists(dir.path / db::PackedLayer::file_name(4, Rule::EmptyCapture, 10)));
+        std::string bytes = slurp(d + "/" + name);
+        for (size_t i = bytes.size() / 2; i < bytes.size() / 2 + 64; ++i) bytes[i] ^= 0xFF;
+        spit(d + "/" + name, bytes);
+        // A position of layer 10 (10 seeds in pits): the damaged layer's own.
+        const std::string query =
+            "query --position 3,2,0,0/2,3,0,0/0,0/A --rule empty-capture --quiet --db " + d;
+        for (const std::string layout : {"auto", "mapped", "packed", "lines", "raw"}) {
+            CAPTURE(layout);
+            const auto r = run_kalah(query + " --db-layout " + layout);
+            CHECK(r.status == 1);
+            CHECK(r.out.empty());
+            CHECK(r.err.find(name + ": ") != std::string::npos);
+            CHECK(std::count(r.err.begin(), r.err.end(), '\n') == 1);
+        }
+        db::OpenRequest req;
+        req.dir = d;
+        req.m = 4;
+        req.rule = Rule::EmptyCapture;
+        req.memory_bytes = size_t(1) << 30;
+        CHECK_THROWS_AS(db::open_checked(req), db::FormatError);
+#if KALAH_HAS_SERVE
+        // The web service: no value from that database (its error is logged naming the file).
+        kalah::serve::ServeConfig c;
+        c.tt_mb = 4;
+        c.db_dir = d;
+        c.db_memory_bytes = size_t(1) << 30;  // the layers held, as `kalah serve` holds them
+        kalah::serve::Api api(c);
+        const auto reply =
+            api.get("query", {{"position", "3,2,0,0/2,3,0,0/0,0/A"}, {"rule", "empty-capture"}});
+        CHECK(reply.status == 500);
+        CHECK(reply.body.find("\"value\"") == std::string::npos);
+#endif
+    }
+
+    TEST_CASE("--db naming a file, not a directory: bad input, one line, exit 2") {
+        TempDir dir("db_is_a_file");
+        const std::string file = dir.path.string() + "/README.md";
+        spit(file, "not a database\n");
+        for (const std::string cmd :
+             {"query --pits 4 --seeds 3 --quiet", "solve --pits 3 --seeds 2", "verify-db",
+              "build-db --pits 3 --max-seeds 4"}) {
+            CAPTURE(cmd);
+            const auto r = run_kalah(cmd + " --db " + file);
+            CHECK(r.status == 2);
+            CHECK(r.out.empty());
+            CHECK(r.err.find(file + ": not a directory") != std::string::npos);
+            CHECK(std::count(r.err.begin(), r.err.end(), '\n') == 1);
+        }
+    }
+
     TEST_CASE("verify: a layer larger than memory_gb is checked block by block through its twin") {
         TempDir dir("verify_twin");
         build_with_twins(dir.path.string());

@@ -772,10 +772,11 @@ function renderStatus() {
             v.value < 0 ? `North wins by ${- v.value}` :
                           'a draw';
         span('value ' + tone(v.value), `value ${signed(v.value)}: ${who} with perfect play`);
-        // nodes 0: no search; the server names the opening book ("source": "book"),
-        // otherwise the value is the endgame database's (or the game is over).
+        // "source" (docs/json.md): the opening book, the endgame database (or the game
+        // is over), or a search.
         span('source', v.source === 'book' ? ' \u2014 from the opening book' :
-                 v.nodes === 0 ? ' \u2014 from the endgame database' :
+                 v.source === 'database' ? (v.over ? ' \u2014 the game is over' :
+                                                     ' \u2014 from the endgame database') :
                  ` \u2014 searched: ${v.nodes} nodes, ${Number(v.seconds).toFixed(3)} s`);
     }
     note();

@@ -215,17 +215,17 @@ PYBIND11_MODULE(_kalah, m) {
 
     py::class_<api::Oracle>(m, "Oracle", "A database directory and its searches (api/oracle.h).")
         .def(py::init([](const std::string& dir, long long db_memory_mib, long long tt_mib,
-                         int threads, int max_solvers) {
+                         int threads, int max_solvers, bool books) {
                  if (threads < 1) throw InputError("threads must be >= 1");
                  if (tt_mib < 1 || db_memory_mib < 1)
                      throw InputError("memory sizes must be >= 1 MiB");
                  if (max_solvers < 0) throw InputError("max_solvers must be >= 0 (0: one a core)");
                  return std::make_unique<api::Oracle>(
-                     dir,
-                     api::Options{size_t(db_memory_mib), size_t(tt_mib), threads, max_solvers});
+                     dir, api::Options{size_t(db_memory_mib), size_t(tt_mib), threads, max_solvers,
+                                       books});
              }),
              py::arg("dir"), py::arg("db_memory_mib"), py::arg("tt_mib"), py::arg("threads"),
-             py::arg("max_solvers") = 0,
+             py::arg("max_solvers") = 0, py::arg("books") = true,
              "Opens dir (\"\": no database); NotFoundError when it holds no layer file.")
         .def(
             "probe",

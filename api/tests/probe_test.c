@@ -224,10 +224,11 @@ static void errors(void) {
     CHECK(kalah_play(&p, 0, KALAH_RULE_STANDARD, &p, NULL) == KALAH_ERR_POSITION); /* B1 empty */
     CHECK(kalah_start_position(6, 11, &p) == KALAH_ERR_POSITION);                  /* 132 seeds */
 
-    /* A budget that runs out: Kalah(6,4) without a database in 2000 nodes. */
+    /* A budget that runs out: Kalah(6,5) (no built-in book holds it) without a database in
+     * 2000 nodes. */
     {
         kalah_budget budget = {2000, 0};
-        CHECK(kalah_start_position(6, 4, &p) == KALAH_OK);
+        CHECK(kalah_start_position(6, 5, &p) == KALAH_OK);
         CHECK(kalah_value_of(db, &p, KALAH_RULE_STANDARD, &budget, &v) == KALAH_OK);
         CHECK(v.source == KALAH_SOURCE_UNKNOWN);
         budget.time_limit_seconds = -1;
@@ -237,18 +238,54 @@ static void errors(void) {
     kalah_close(NULL);
 }
 
+/* Kalah(6,4)'s first plies from the opening books built into the library, with a 1-node
+ * budget and a database of other pit counts: the published start values (reference-values.md)
+ * and every first move's, KALAH_SOURCE_BOOK, no node searched; each move's value is the value
+ * of the position it leads to, and the best is the start's. */
+static void books(kalah_db* db) {
+    static const kalah_rule rules[2] = {KALAH_RULE_STANDARD, KALAH_RULE_EMPTY_CAPTURE};
+    static const int published[2] = {8, 10};
+    kalah_budget budget = {1, 0};
+    kalah_position start, after;
+    kalah_value v, w;
+    kalah_move_value mv[KALAH_MAX_PITS];
+    kalah_source source;
+    int r, i, count = 0, best[KALAH_MAX_PITS], nbest = 0;
+    CHECK(kalah_start_position(6, 4, &start) == KALAH_OK);
+    for (r = 0; r < 2; ++r) {
+        CHECK(kalah_value_of(db, &start, rules[r], &budget, &v) == KALAH_OK);
+        CHECK(v.source == KALAH_SOURCE_BOOK);
+        CHECK(v.value == published[r]);
+        CHECK(v.nodes == 0);
+        CHECK(kalah_move_values(db, &start, rules[r], &budget, mv, &count) == KALAH_OK);
+        CHECK(count == 6);
+        for (i = 0; i < count; ++i) {
+            CHECK(mv[i].value.source == KALAH_SOURCE_BOOK);
+            CHECK(kalah_play(&start, mv[i].pit, rules[r], &after, NULL) == KALAH_OK);
+            CHECK(kalah_value_of(db, &after, rules[r], &budget, &w) == KALAH_OK);
+            CHECK(w.source == KALAH_SOURCE_BOOK && w.value == mv[i].value.value);
+        }
+        CHECK(mv[0].value.value == published[r]);
+        CHECK(kalah_best_moves(db, &start, rules[r], &budget, best, &nbest, &source) == KALAH_OK);
+        CHECK(source == KALAH_SOURCE_BOOK);
+        CHECK(nbest >= 1);
+    }
+}
+
 /* A copy of the database in dir with layer 12 of 4 pits, standard, changed as `how` says
  * ("flipped": 16 bytes inverted mid-file; "truncated": cut to half; "empty"; "missing"),
- * and no packed twins (.kpk), so that the .kdb is what is read. Returns the copy's path in
- * out. */
+ * and no packed twins (.kpk), so that the .kdb is what is read; "flipped-beside-twin": 64
+ * bytes inverted mid-file, the packed twins kept (they could answer in its place). Returns
+ * the copy's path in out. */
 static int damaged_copy(const char* dir, const char* how, char* out, size_t size) {
     char cmd[4096], file[1200];
     FILE* f;
     long n, i;
     unsigned char* data;
     snprintf(out, size, "%s/damaged-%s", work_dir, how);
-    snprintf(cmd, sizeof cmd, "rm -rf '%s' && cp -r '%s' '%s' && rm -f '%s'/*.kpk", out, dir, out,
-             out);
+    const int twins = strcmp(how, "flipped-beside-twin") == 0;
+    snprintf(cmd, sizeof cmd, "rm -rf '%s' && cp -r '%s' '%s' && %s '%s'/*.kpk", out, dir, out,
+             twins ? "ls >/dev/null" : "rm -f", out);
     if (run(cmd) != 0) return 0;
     snprintf(file, sizeof file, "%s/kalah-m4-standard-s12.kdb", out);
     if (strcmp(how, "missing") == 0) return remove(file) == 0;
@@ -258,8 +295,8 @@ static int damaged_copy(const char* dir, const char* how, char* out, size_t size
     rewind(f);
     if (!data || fread(data, 1, (size_t)n, f) != (size_t)n) return 0;
     fclose(f);
-    if (strcmp(how, "flipped") == 0)
-        for (i = n / 2; i < n / 2 + 16; ++i) data[i] ^= 0xFF;
+    if (strcmp(how, "flipped") == 0 || twins)
+        for (i = n / 2; i < n / 2 + (twins ? 64 : 16); ++i) data[i] ^= 0xFF;
     else if (strcmp(how, "truncated") == 0)
         n /= 2;
     else
@@ -284,7 +321,7 @@ static const kalah_layers* find_layers(const kalah_layers* out, int count, int p
  * 12 damaged (an error naming the file, from the first probe at 12 seeds and from
  * kalah_db_info) or missing (layers 0..11 used, the 12-seed position searched). */
 static void coverage(const char* dir) {
-    static const char* const damages[] = {"flipped", "truncated", "empty"};
+    static const char* const damages[] = {"flipped", "truncated", "empty", "flipped-beside-twin"};
     const char* name = "kalah-m4-standard-s12.kdb";
     kalah_layers out[KALAH_DB_INFO_MAX];
     const kalah_layers* l;
@@ -344,7 +381,7 @@ static void coverage(const char* dir) {
     /* Layer 12 damaged: kalah_open succeeds (layers open on their first probe), the probe
      * at 12 seeds is KALAH_ERR_DATABASE naming the file, and so is every probe of that pit
      * count and rule, even below 12: nothing is searched past a damaged layer. */
-    for (i = 0; i < 3; ++i) {
+    for (i = 0; i < (int)(sizeof damages / sizeof damages[0]); ++i) {
         if (!damaged_copy(dir, damages[i], path, sizeof path)) {
             CHECK(!"made a damaged copy");
             continue;
@@ -601,6 +638,7 @@ int main(int argc, char** argv) {
     if (db) {
         game(db, KALAH_RULE_STANDARD, "standard", 6);
         game(db, KALAH_RULE_EMPTY_CAPTURE, "empty-capture", 8);
+        books(db);
         kalah_close(db);
     }
     threads(dir);

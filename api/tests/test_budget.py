@@ -36,7 +36,7 @@ class BudgetTest(unittest.TestCase):
         every 256 nodes under a small limit, and a search stops at its next check)."""
         limit = 3000
         with kalah.open() as tb:
-            moves = tb.move_values(kalah.start(6, 4), node_limit=limit)
+            moves = tb.move_values(kalah.start(6, 5), node_limit=limit)
         self.assertEqual(len(moves), 6)
         self.assertLessEqual(sum(mv.nodes for mv in moves), limit + 2 * 256)
         self.assertIn(None, [mv.value for mv in moves])
@@ -55,7 +55,7 @@ class BudgetTest(unittest.TestCase):
     def test_pool_cap_makes_callers_wait(self):
         """With max_solvers=1 a second caller waits for the one solver, within its budget:
         unknown without a node searched while the first holds it; then it gets it."""
-        start = kalah.start(6, 4)
+        start = kalah.start(6, 5)
         with kalah.open(max_solvers=1) as tb:
             holding = threading.Event()
             done = threading.Event()
@@ -87,7 +87,7 @@ class BudgetTest(unittest.TestCase):
         program = r"""
 import sys, threading, kalah
 tb = kalah.open(max_solvers=1)
-start = kalah.start(6, 4)
+start = kalah.start(6, 5)
 if sys.argv[1] == "wait":
     threading.Thread(target=lambda: tb.probe(start, time_limit=8), daemon=True).start()
     import time; time.sleep(0.5)
@@ -122,7 +122,7 @@ except KeyboardInterrupt:
         program = r"""
 import threading, time, kalah
 tb = kalah.open(max_solvers=1)
-start = kalah.start(6, 4)
+start = kalah.start(6, 5)
 for _ in range(16):
     threading.Thread(target=lambda: tb.probe(start), daemon=True).start()
 time.sleep(0.5)

@@ -2,6 +2,8 @@
  *
  * A handle opens one endgame database directory (made by `kalah build-db`; any pit counts,
  * any layers, both rules) and values positions:
+ *   - exactly from an opening book built into the library when it holds the position (the
+ *     first plies of Kalah(6,4): source KALAH_SOURCE_BOOK, whatever the directory holds),
  *   - exactly from the database when it holds the position (source KALAH_SOURCE_DATABASE),
  *   - otherwise by a proven search (MTD(f), exact) that probes the database, within a node
  *     and/or time budget: KALAH_SOURCE_SEARCH when it finished, KALAH_SOURCE_UNKNOWN when
@@ -69,7 +71,9 @@ typedef enum kalah_rule {
 typedef enum kalah_source {
     KALAH_SOURCE_DATABASE = 0, /* exact: read from the database (or the game is over) */
     KALAH_SOURCE_SEARCH = 1,   /* exact: proven by a search within the budget */
-    KALAH_SOURCE_UNKNOWN = 2   /* the budget ran out: no value */
+    KALAH_SOURCE_UNKNOWN = 2,  /* the budget ran out: no value */
+    KALAH_SOURCE_BOOK = 3      /* exact: from an opening book built into the library (the
+                                * first plies of Kalah(6,4), data/book/), at once */
 } kalah_source;
 
 /* A position: rows as in rules.md (A1..Am from South's left, B1..Bm from North's left). */
@@ -159,8 +163,10 @@ KALAH_API const char* kalah_version(void);
  * A missing directory, or one without any layer file, is KALAH_ERR_NOT_FOUND. Layers are
  * opened on the first probe of their pit count and rule, under the open policy of every
  * kalah command: a damaged or unreadable layer file of that pit count and rule, at any
- * depth, makes that probe (and every later one of them) KALAH_ERR_DATABASE, its message
- * naming the file; values are never searched past a damaged layer. */
+ * depth (also a .kdb whose intact packed twin could answer in its place), makes that probe
+ * (and every later one of them) KALAH_ERR_DATABASE, its message naming the file; values are
+ * never searched past a damaged layer. A probe an opening book answers (KALAH_SOURCE_BOOK)
+ * does not wait for the opening: it fails so once the opening has found the damage. */
 KALAH_API kalah_status kalah_open(const char* dir, const kalah_options* options, kalah_db** out);
 /* What the handle's directory holds and uses: one kalah_layers per pit count and rule that
  * has a layer file there (.kdb, or its packed twin .kpk), by pit count then rule (standard

@@ -10,8 +10,8 @@ The anchors of issue 21, built outside the project (nothing of their code is in 
 - LifesLight/CMancala (the standard rule, 6 pits): its interactive solve of the start
   (`stones N`, `time 0`, `player 1 ai`, `player 2 human`, `start`, `step`, `last`), one
   thread, cache 2^C entries (--cm-cache; the program's default is 24).
-This project: `kalah solve --json --threads 1 --db /nonexistent --memory-db off` (no
-database and no layers built in memory; `--db DIR` in ec-db), default table (1 GiB).
+This project: `kalah solve --json --no-book --threads 1 --db /nonexistent --memory-db off`
+(no opening book, no database and no layers built in memory; `--db DIR` in ec-db), default table (1 GiB).
 
 For each configuration, runs the two solvers alternately --reps times each, one process at a
 time, and prints a Markdown table: value, nodes, the search seconds each solver reports
@@ -58,7 +58,7 @@ def timed(cmd, stdin=None, cwd="/"):
 def run_kalah(kalah, n, rule, db=None, extra=()):
     before = os.times()
     where = ["--db", os.path.abspath(db)] if db else ["--db", "/nonexistent", "--memory-db", "off"]
-    out, wall, _ = timed([kalah, "solve", "--json", "-q", "--pits", "6", "--seeds", str(n),
+    out, wall, _ = timed([kalah, "solve", "--json", "-q", "--no-book", "--pits", "6", "--seeds", str(n),
                           "--rule", rule, "--threads", "1"] + where + list(extra))
     after = os.times()
     j = json.loads(out)

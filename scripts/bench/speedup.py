@@ -54,7 +54,7 @@ def core_to_core_ns(bench):
 
 
 def run(kalah, m, n, rule, threads, db):
-    cmd = [kalah, "solve", "--json", "--pits", str(m), "--seeds", str(n), "--rule", rule,
+    cmd = [kalah, "solve", "--json", "--no-book", "--pits", str(m), "--seeds", str(n), "--rule", rule,
            "--threads", str(threads), "--db", db]
     out = subprocess.run(cmd, check=True, capture_output=True, text=True, cwd="/")
     return json.loads(out.stdout)

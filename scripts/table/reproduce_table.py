@@ -193,8 +193,11 @@ def main():
                        "version": version}
                 value = None
                 if budget > 0:
-                    cmd = [args.kalah, "solve", "--pits", str(m), "--seeds", str(n), "--rule", rule,
-                           "--json", "--threads", str(args.threads), "--tt-mb", str(args.tt_mb)]
+                    # --no-book: the table's nodes and seconds are the search's (the
+                    # built-in book values Kalah(6,4) at once).
+                    cmd = [args.kalah, "solve", "--no-book", "--pits", str(m), "--seeds", str(n),
+                           "--rule", rule, "--json", "--threads", str(args.threads), "--tt-mb",
+                           str(args.tt_mb)]
                     t0 = time.time()
                     try:
                         r = run(cmd + db_args, timeout=budget)

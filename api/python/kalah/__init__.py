@@ -54,6 +54,7 @@ class Source(_StrEnum):
     DATABASE = "database"  #: exact, read from the database (or the game is over)
     SEARCH = "search"  #: exact, proven by a search within the budget
     UNKNOWN = "unknown"  #: the budget ran out: no value
+    BOOK = "book"  #: exact, from an opening book built into the module (Kalah(6,4)'s first plies)
 
 
 class Category(_StrEnum):
@@ -130,9 +131,9 @@ class Tablebase:
     """A database directory opened for probing (see ``kalah.open``)."""
 
     def __init__(self, directory=None, db_memory_mib=4096, tt_mib=64, threads=1,
-                 max_solvers=0):
+                 max_solvers=0, books=True):
         self._oracle = _Oracle(os.fspath(directory) if directory else "", db_memory_mib,
-                               tt_mib, threads, max_solvers)
+                               tt_mib, threads, max_solvers, bool(books))
 
     def __enter__(self):
         return self
@@ -150,8 +151,9 @@ class Tablebase:
         return self._oracle
 
     def probe(self, position, rule="standard", node_limit=0, time_limit=0.0):
-        """The value of ``position`` as a ``Probe``: exact from the database when it holds
-        the position, else a proven search within node_limit nodes / time_limit seconds
+        """The value of ``position`` as a ``Probe``: exact from an opening book built into
+        the module (source "book": the first plies of Kalah(6,4), at once) or the database
+        when one holds the position, else a proven search within node_limit nodes / time_limit seconds
         (0: no limit); source "unknown" (value None) when the budget ran out. The budget
         covers the whole call: the database's first opening (which goes on in the
         background: a later call finds it open) and the wait for a free solver included.
@@ -211,13 +213,16 @@ class Tablebase:
                 in self._o().coverage(bool(open_all))]
 
 
-def open(directory=None, db_memory_mib=4096, tt_mib=64, threads=1, max_solvers=0):  # noqa: A001
+def open(directory=None, db_memory_mib=4096, tt_mib=64, threads=1, max_solvers=0,  # noqa: A001
+         books=True):
     """Opens a database directory made by ``kalah build-db`` (any pit counts and rules);
     None: no database, every value is searched. Raises FileNotFoundError (NotFoundError)
     for a missing directory or one without layer files. Use as a context manager.
     Searches use at most ``max_solvers`` solvers at once (each ``tt_mib`` of table and
-    ``threads`` threads; 0: one per core); callers beyond them wait, within their budget."""
-    return Tablebase(directory, db_memory_mib, tt_mib, threads, max_solvers)
+    ``threads`` threads; 0: one per core); callers beyond them wait, within their budget.
+    The first plies of Kalah(6,4) are answered at once from opening books built into the
+    module (source "book"); ``books=False`` searches them instead."""
+    return Tablebase(directory, db_memory_mib, tt_mib, threads, max_solvers, books)
 
 
 open_tablebase = open

@@ -53,6 +53,7 @@ class Source(_StrEnum):
     DATABASE = "database"
     SEARCH = "search"
     UNKNOWN = "unknown"
+    BOOK = "book"
 
 class Category(_StrEnum):
     WIN = "win"
@@ -97,6 +98,7 @@ class Tablebase:
         tt_mib: int = ...,
         threads: int = ...,
         max_solvers: int = ...,
+        books: bool = ...,
     ) -> None: ...
     def __enter__(self: _T) -> _T: ...
     def __exit__(
@@ -132,6 +134,7 @@ def open(
     tt_mib: int = ...,
     threads: int = ...,
     max_solvers: int = ...,
+    books: bool = ...,
 ) -> Tablebase: ...
 def open_tablebase(
     directory: _Directory = ...,
@@ -139,6 +142,7 @@ def open_tablebase(
     tt_mib: int = ...,
     threads: int = ...,
     max_solvers: int = ...,
+    books: bool = ...,
 ) -> Tablebase: ...
 def solve(
     pits: int,

@@ -12,7 +12,13 @@ class InputError(ValueError): ...
 
 class Oracle:
     def __init__(
-        self, dir: str, db_memory_mib: int, tt_mib: int, threads: int, max_solvers: int = ...
+        self,
+        dir: str,
+        db_memory_mib: int,
+        tt_mib: int,
+        threads: int,
+        max_solvers: int = ...,
+        books: bool = ...,
     ) -> None: ...
     def probe(
         self, position: _Position, rule: str, node_limit: int, time_limit: float

@@ -35,7 +35,8 @@ still unknown the call falls back: ``PerfectBot`` to its ``fallback`` bot (any o
 ``step(state)``, e.g. OpenSpiel's ``MCTSBot``), else to the move whose whole turn leaves
 the mover the best store difference; the evaluators to their ``fallback`` evaluator, by
 default ``StoreDifferenceEvaluator``. Each counts in ``sources`` how its calls were
-answered: "database", "search" (some value needed a search) or "fallback".
+answered: "database", "book" (some value came from the opening books built into the
+module, none needed a search), "search" (some value needed a search) or "fallback".
 """
 
 import collections
@@ -156,17 +157,20 @@ class _Budget:
 
 
 def _exact_best_actions(tablebase, position, rule, budget):
-    """The best actions of ``position`` (pit order) and "database" or "search" (some move
-    needed a search); (None, "unknown") as soon as a move's value is unknown."""
-    sign, values, searched = _mover_sign(position), [], False
+    """The best actions of ``position`` (pit order) and "database", "book" (some move's
+    value came from the opening book) or "search" (some move needed a search); (None,
+    "unknown") as soon as a move's value is unknown."""
+    sign, values, searched, booked = _mover_sign(position), [], False, False
     for move in legal_moves(position):
         p = budget.probe(tablebase, play(position, move, rule)[0], rule)
         if p.value is None:
             return None, "unknown"
         searched = searched or p.source == "search"
+        booked = booked or p.source == "book"
         values.append((sign * p.value, move_to_action(move)))
     best = max(v for v, _ in values)
-    return [a for v, a in values if v == best], "search" if searched else "database"
+    return [a for v, a in values if v == best], ("search" if searched else
+                                                 "book" if booked else "database")
 
 
 class PerfectBot(_BotBase):
