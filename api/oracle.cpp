@@ -17,11 +17,6 @@
 namespace kalah::api {
 namespace {
 
-// South's margin from a margin in b's mover's view.
-int south_view(const Board& b, int mover_margin) {
-    return b.to_move() == Side::South ? mover_margin : -mover_margin;
-}
-
 // Whether dir holds a layer file (or packed twin) of any m and rule: the names of
 // db/format.h, "kalah-m<m>-<rule>-s<s>.kdb" / ".kpk".
 bool has_layer_file(const std::string& dir) {
