@@ -158,7 +158,7 @@ class HttpServer {
     // parsing it (for tests: linear in the bytes of the heads, however they trickle in).
     uint64_t head_work() const;
 
-    struct Impl;  // serve/http_server.cpp, with its connections
+    struct Impl;  // serve/http_server_impl.h, shared with its connections (serve/connection.h)
 
   private:
     std::shared_ptr<Impl> impl_;
